@@ -1,0 +1,114 @@
+"""One exception tree for everything engram raises.
+
+    EngramError
+    ├── ValidationError            bad input from the caller; nothing was changed
+    │   ├── InvalidScopeError      tenant / namespace labels
+    │   ├── InvalidContentError    empty or oversized content
+    │   ├── InvalidValueError      NaN / out-of-range numbers, unknown kinds, bad filters
+    │   └── ImportFormatError      a malformed JSONL line (carries ``line``)
+    ├── NotFoundError              no such record in the caller's scope
+    ├── ConflictError              a compare-and-swap lost: the record changed meanwhile
+    ├── PermissionDeniedError      read-only memory, refused by a policy hook
+    ├── StorageError               the database failed (driver errors are translated once)
+    │   ├── NotAnEngramDatabaseError
+    │   ├── MigrationError
+    │   └── ConnectionLostError    the server went away; nothing half-written
+    ├── EmbeddingError             the embedder failed or returned the wrong shape
+    ├── LLMError                   the model provider failed
+    │   ├── LLMTimeoutError
+    │   ├── LLMRateLimitError
+    │   └── LLMResponseError       the answer could not be parsed into what was asked
+    ├── BenchmarkDataError         a benchmark file is missing or malformed
+    └── ConfigError                settings that cannot work together
+
+Driver and provider errors are translated at the boundary with ``raise ... from exc``.
+"""
+
+from __future__ import annotations
+
+
+class EngramError(Exception):
+    """Base class of every error engram raises on purpose."""
+
+
+class ValidationError(EngramError, ValueError):
+    """The caller passed something engram cannot accept; nothing was changed."""
+
+
+class InvalidScopeError(ValidationError):
+    pass
+
+
+class InvalidContentError(ValidationError):
+    pass
+
+
+class InvalidValueError(ValidationError):
+    pass
+
+
+class ImportFormatError(ValidationError):
+    def __init__(self, message: str, *, line: int) -> None:
+        super().__init__(f"line {line}: {message}")
+        self.line = line
+
+
+class NotFoundError(EngramError, KeyError):
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else "not found"
+
+
+class ConflictError(EngramError):
+    """A write expected one version of a record and found another."""
+
+
+class PermissionDeniedError(EngramError, PermissionError):
+    pass
+
+
+class StorageError(EngramError):
+    pass
+
+
+class NotAnEngramDatabaseError(StorageError):
+    pass
+
+
+class MigrationError(StorageError):
+    pass
+
+
+class ConnectionLostError(StorageError):
+    pass
+
+
+class EmbeddingError(EngramError):
+    pass
+
+
+class LLMError(EngramError):
+    pass
+
+
+class LLMTimeoutError(LLMError):
+    pass
+
+
+class LLMRateLimitError(LLMError):
+    pass
+
+
+class LLMResponseError(LLMError):
+    """The model answered, but not in a shape we can use (e.g. unparseable JSON)."""
+
+    def __init__(self, message: str, *, raw: str = "") -> None:
+        super().__init__(message)
+        self.raw = raw
+
+
+class BenchmarkDataError(EngramError):
+    pass
+
+
+class ConfigError(EngramError):
+    pass

@@ -1,0 +1,274 @@
+"""Frozen value objects shared by every layer: scopes, records, versions, hits, audit."""
+
+from __future__ import annotations
+
+import math
+import unicodedata
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from enum import StrEnum
+from types import MappingProxyType
+from typing import Any
+
+from .errors import InvalidScopeError, InvalidValueError
+
+MAX_LABEL_CHARS = 256
+MAX_NAMESPACE_DEPTH = 16
+
+
+class Kind(StrEnum):
+    FACT = "fact"
+    PREFERENCE = "preference"
+    RULE = "rule"
+    CONCLUSION = "conclusion"
+    TODO = "todo"
+    EPISODE = "episode"
+    FILE = "file"
+
+
+class Status(StrEnum):
+    ACTIVE = "active"
+    SUPERSEDED = "superseded"
+    EXPIRED = "expired"
+    DELETED = "deleted"
+
+
+class Sensitivity(StrEnum):
+    NORMAL = "normal"
+    PERSONAL = "personal"  # PII: names, contacts
+    SECRET = "secret"  # credentials, health, finance: never shown unless asked
+
+
+class Operation(StrEnum):
+    CREATE = "create"
+    UPDATE = "update"
+    SUPERSEDE = "supersede"
+    FORGET = "forget"
+    EXPIRE = "expire"
+    PURGE = "purge"
+    RECALL = "recall"
+    IMPORT = "import"
+    REINDEX = "reindex"
+
+
+def parse_enum(enum: type[StrEnum], value: Any, what: str) -> Any:
+    try:
+        return enum(value)
+    except ValueError:
+        allowed = ", ".join(member.value for member in enum)
+        raise InvalidValueError(f"unknown {what} {value!r}; expected one of: {allowed}") from None
+
+
+def check_unit_interval(value: Any, what: str) -> float:
+    """Importance and confidence live in [0, 1]; NaN, inf and strings are refused."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InvalidValueError(f"{what} must be a number in [0, 1], got {value!r}")
+    number = float(value)
+    if math.isnan(number) or not 0.0 <= number <= 1.0:
+        raise InvalidValueError(f"{what} must be in [0, 1], got {value!r}")
+    return number
+
+
+def check_label(label: Any, what: str = "namespace label") -> str:
+    if not isinstance(label, str):
+        raise InvalidScopeError(f"{what} must be a string, got {type(label).__name__}")
+    if not label or not label.strip():
+        raise InvalidScopeError(f"{what} must not be empty")
+    if len(label) > MAX_LABEL_CHARS:
+        raise InvalidScopeError(f"{what} is longer than {MAX_LABEL_CHARS} characters")
+    if any(unicodedata.category(ch) == "Cc" for ch in label):
+        raise InvalidScopeError(f"{what} {label!r} contains a control character")
+    return label
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """Where a memory lives: a required tenant and a namespace path of labels.
+
+    Namespaces match segment by segment: ("users", "alice") never sees
+    ("users", "alice", "private") or ("users", "alice2") unless a search asks
+    for the prefix explicitly.
+    """
+
+    tenant: str
+    namespace: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        check_label(self.tenant, "tenant")
+        if isinstance(self.namespace, str):
+            raise InvalidScopeError("namespace must be a tuple of labels, not a string")
+        namespace = tuple(self.namespace)
+        if len(namespace) > MAX_NAMESPACE_DEPTH:
+            raise InvalidScopeError(f"namespace is deeper than {MAX_NAMESPACE_DEPTH} labels")
+        for label in namespace:
+            check_label(label)
+        object.__setattr__(self, "namespace", namespace)
+
+    @classmethod
+    def for_user(cls, tenant: str, user: str, *, agent: str | None = None) -> Scope:
+        if agent is None:
+            return cls(tenant, ("users", user))
+        return cls(tenant, ("agents", agent, "users", user))
+
+    @classmethod
+    def for_agent(cls, tenant: str, agent: str) -> Scope:
+        return cls(tenant, ("agents", agent))
+
+    @classmethod
+    def for_org(cls, tenant: str, org: str) -> Scope:
+        return cls(tenant, ("orgs", org))
+
+    def child(self, *labels: str) -> Scope:
+        return Scope(self.tenant, self.namespace + tuple(labels))
+
+    def contains(self, other: Scope) -> bool:
+        """True when ``other`` is this scope or nested below it (prefix match)."""
+        return (
+            other.tenant == self.tenant
+            and other.namespace[: len(self.namespace)] == self.namespace
+        )
+
+    def __str__(self) -> str:
+        return "/".join((self.tenant, *self.namespace))
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """Where a memory came from."""
+
+    actor: str = "user"
+    thread_id: str | None = None
+    message_id: str | None = None
+
+
+def utc(moment: datetime) -> datetime:
+    if moment.tzinfo is None:
+        raise InvalidValueError(f"datetime {moment.isoformat()} has no timezone; pass an aware datetime")
+    return moment.astimezone(timezone.utc)
+
+
+def freeze_mapping(data: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    return MappingProxyType(dict(data or {}))
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryRecord:
+    id: str
+    scope: Scope
+    kind: Kind
+    content: str
+    importance: float
+    confidence: float
+    created_at: datetime
+    updated_at: datetime
+    valid_from: datetime
+    category: str | None = None
+    tags: tuple[str, ...] = ()
+    metadata: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    sensitivity: Sensitivity = Sensitivity.NORMAL
+    status: Status = Status.ACTIVE
+    version: int = 1
+    valid_to: datetime | None = None
+    expires_at: datetime | None = None
+    last_accessed_at: datetime | None = None
+    access_count: int = 0
+    source: Source = field(default_factory=Source)
+    embedding_model: str | None = None
+    read_only: bool = False
+    supersedes: str | None = None
+    superseded_by: str | None = None
+
+    def is_valid_at(self, moment: datetime) -> bool:
+        if self.status is not Status.ACTIVE:
+            return False
+        if self.valid_to is not None and moment >= self.valid_to:
+            return False
+        return self.expires_at is None or moment < self.expires_at
+
+
+@dataclass(frozen=True, slots=True)
+class Version:
+    """One immutable snapshot of a record, with who changed it, when and why."""
+
+    record_id: str
+    version: int
+    operation: Operation
+    actor: str
+    at: datetime
+    reason: str | None
+    record: MemoryRecord | None  # None once the record was purged
+
+
+@dataclass(frozen=True, slots=True)
+class AuditEvent:
+    id: int
+    tenant: str
+    at: datetime
+    actor: str
+    operation: Operation
+    record_id: str | None
+    version: int | None
+    namespace: tuple[str, ...] = ()
+    source_message_id: str | None = None
+    detail: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+
+
+@dataclass(frozen=True, slots=True)
+class Signals:
+    """Why a hit came back: each signal in [0, 1] before weighting."""
+
+    lexical: float = 0.0
+    vector: float = 0.0
+    relevance: float = 0.0
+    recency: float = 0.0
+    importance: float = 0.0
+    validity: float = 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class SearchHit:
+    record: MemoryRecord
+    score: float
+    signals: Signals
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    items: tuple[MemoryRecord, ...]
+    next_offset: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class Stats:
+    records: int
+    active: int
+    by_status: Mapping[str, int]
+    by_kind: Mapping[str, int]
+    versions: int
+    audit_events: int
+    tenants: int
+    embedding_models: Mapping[str, int]
+    extra: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+
+
+def as_tags(tags: Sequence[str] | None) -> tuple[str, ...]:
+    if tags is None:
+        return ()
+    if isinstance(tags, str):
+        raise InvalidValueError("tags must be a list of strings, not a single string")
+    for tag in tags:
+        if not isinstance(tag, str) or not tag.strip():
+            raise InvalidValueError(f"tag {tag!r} must be a non-empty string")
+    return tuple(dict.fromkeys(tags))
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """One conversation turn handed to ``Memory.add``."""
+
+    role: str  # "user", "assistant", "system", "tool"
+    content: str
+    id: str | None = None
+    name: str | None = None  # the speaker's name where the transcript has one
+    at: datetime | None = None

@@ -1,0 +1,23 @@
+"""A fact proposed by an extractor, before gating and reconciliation."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from ..model import Kind
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    kind: Kind
+    content: str  # one self-contained statement, in the speaker's language
+    confidence: float  # how sure the extractor is that this was said and meant
+    importance: float  # how much it matters to remember
+    source_message_ids: tuple[str, ...] = ()
+    category: str | None = None
+    tags: tuple[str, ...] = ()
+    metadata: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    extractor: str = "rules"  # which extractor proposed it ("rules", "llm:<model>")
