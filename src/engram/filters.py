@@ -1,0 +1,70 @@
+"""Parse the user-facing filter arguments of search/list into a RecordFilter."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from .errors import InvalidValueError
+from .model import Kind, Scope, Status, as_tags, parse_enum
+from .store.base import MetadataCondition, RecordFilter, TimeRange
+
+_OPS = {"$eq": "eq", "$ne": "ne", "$gt": "gt", "$gte": "gte", "$lt": "lt", "$lte": "lte"}
+
+
+def metadata_conditions(metadata: Mapping[str, Any] | None) -> tuple[MetadataCondition, ...]:
+    """{"team": "core", "score": {"$gte": 3}} → equality and range conditions."""
+    if not metadata:
+        return ()
+    if not isinstance(metadata, Mapping):
+        raise InvalidValueError("metadata filter must be a mapping of key to value or {'$op': value}")
+    out = []
+    for key, value in metadata.items():
+        if isinstance(value, Mapping):
+            for op, operand in value.items():
+                if op not in _OPS:
+                    raise InvalidValueError(f"unknown operator {op!r} on {key!r}; use {', '.join(_OPS)}")
+                out.append(MetadataCondition(key, _OPS[op], operand))
+        else:
+            out.append(MetadataCondition(key, "eq", value))
+    return tuple(out)
+
+
+def _tuple_of(enum: type, values: Any, what: str) -> tuple:
+    if values is None:
+        return ()
+    if isinstance(values, str):
+        values = [values]
+    return tuple(parse_enum(enum, value, what) for value in values)
+
+
+def record_filter(
+    scope: Scope,
+    *,
+    include_descendants: bool = False,
+    kinds: Sequence[Kind | str] | Kind | str | None = None,
+    statuses: Sequence[Status | str] | Status | str | None = (Status.ACTIVE,),
+    category: str | None = None,
+    tags: Sequence[str] | None = None,
+    metadata: Mapping[str, Any] | None = None,
+    created_after: datetime | None = None,
+    created_before: datetime | None = None,
+    valid_at: datetime | None = None,
+) -> RecordFilter:
+    if not isinstance(scope, Scope):
+        raise InvalidValueError(f"scope must be an engram.Scope, got {type(scope).__name__}")
+    ranges = ()
+    if created_after is not None or created_before is not None:
+        ranges = (TimeRange("created_at", created_after, created_before),)
+    return RecordFilter(
+        namespace=scope.namespace,
+        descendants=include_descendants,
+        statuses=_tuple_of(Status, statuses, "status"),
+        kinds=_tuple_of(Kind, kinds, "kind"),
+        category=category,
+        tags=as_tags(tags),
+        metadata=metadata_conditions(metadata),
+        time_ranges=ranges,
+        valid_at=valid_at,
+    )

@@ -1,0 +1,1 @@
+"""Lexical terms, hybrid retrieval and context building."""

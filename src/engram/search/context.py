@@ -1,0 +1,72 @@
+"""The memory block injected into a prompt: grouped by kind, within a token budget,
+deterministic for the same hits."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..model import Kind, SearchHit
+from .tokenize import has_cjk
+
+_CJK_CHARS = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+
+KIND_ORDER = (Kind.PREFERENCE, Kind.FACT, Kind.RULE, Kind.CONCLUSION, Kind.TODO, Kind.EPISODE, Kind.FILE)
+HEADINGS = {
+    "en": {
+        Kind.PREFERENCE: "Preferences", Kind.FACT: "Facts", Kind.RULE: "Rules", Kind.CONCLUSION: "Conclusions",
+        Kind.TODO: "To-dos", Kind.EPISODE: "Past conversations", Kind.FILE: "Files",
+    },
+    "zh": {
+        Kind.PREFERENCE: "偏好", Kind.FACT: "事实", Kind.RULE: "规则", Kind.CONCLUSION: "结论",
+        Kind.TODO: "待办", Kind.EPISODE: "过往对话", Kind.FILE: "文件",
+    },
+}
+TITLES = {"en": "Relevant memories", "zh": "相关记忆"}
+
+
+def estimate_tokens(text: str) -> int:
+    """A tokenizer-free estimate: one token per CJK character, one per ~4 other characters."""
+    cjk = len(_CJK_CHARS.findall(text))
+    return cjk + math.ceil((len(text) - cjk) / 4)
+
+
+@dataclass(frozen=True, slots=True)
+class ContextBlock:
+    text: str
+    hits: tuple[SearchHit, ...]  # the memories that made it into the block
+    tokens: int
+    dropped: int  # hits left out for the budget
+
+
+def _language(hits: Sequence[SearchHit], query: str) -> str:
+    cjk = sum(has_cjk(hit.record.content) for hit in hits) + has_cjk(query)
+    return "zh" if cjk * 2 > len(hits) + 1 else "en"
+
+
+def _line(hit: SearchHit) -> str:
+    return "- " + " ".join(hit.record.content.split())
+
+
+def render(hits: Sequence[SearchHit], language: str) -> str:
+    sections = [f"## {TITLES[language]}"]
+    for kind in KIND_ORDER:
+        group = [hit for hit in hits if hit.record.kind is kind]
+        if group:
+            sections.append(f"### {HEADINGS[language][kind]}\n" + "\n".join(_line(hit) for hit in group))
+    return "\n".join(sections) if len(sections) > 1 else ""
+
+
+def build_context(hits: Sequence[SearchHit], query: str, budget_tokens: int, language: str = "auto") -> ContextBlock:
+    """Take hits best-first while the rendered block fits; skip one that does not
+    fit and keep trying smaller ones (a long memory must not starve the rest)."""
+    lang = _language(hits, query) if language == "auto" else language
+    chosen: list[SearchHit] = []
+    for hit in hits:
+        trial = chosen + [hit]
+        if estimate_tokens(render(trial, lang)) <= budget_tokens:
+            chosen = trial
+    text = render(chosen, lang)
+    return ContextBlock(text=text, hits=tuple(chosen), tokens=estimate_tokens(text), dropped=len(hits) - len(chosen))

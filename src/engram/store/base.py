@@ -1,0 +1,156 @@
+"""The narrow storage protocol every backend implements, and what flows through it.
+
+A backend stores records (current state + vector + lexical terms), immutable
+versions and audit events, and answers a handful of queries. Everything else
+(the Memory facade, fusion, context building, export) is written once above it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal, Protocol
+
+import numpy as np
+
+from ..model import AuditEvent, Kind, MemoryRecord, Operation, Stats, Status, Version
+
+MetadataOp = Literal["eq", "ne", "gt", "gte", "lt", "lte"]
+TimeField = Literal["created_at", "updated_at", "valid_from", "last_accessed_at"]
+
+
+@dataclass(frozen=True, slots=True)
+class MetadataCondition:
+    key: str
+    op: MetadataOp
+    value: Any
+
+
+@dataclass(frozen=True, slots=True)
+class TimeRange:
+    field: TimeField = "created_at"
+    after: datetime | None = None  # inclusive
+    before: datetime | None = None  # exclusive
+
+
+@dataclass(frozen=True, slots=True)
+class RecordFilter:
+    """Which records of one tenant a read may see. ``namespace`` is matched
+    segment by segment; ``descendants`` widens it to the whole subtree."""
+
+    namespace: tuple[str, ...] = ()
+    descendants: bool = False
+    statuses: tuple[Status, ...] = (Status.ACTIVE,)  # () means any status
+    kinds: tuple[Kind, ...] = ()
+    category: str | None = None
+    tags: tuple[str, ...] = ()  # every tag must be present
+    metadata: tuple[MetadataCondition, ...] = ()
+    time_ranges: tuple[TimeRange, ...] = ()
+    valid_at: datetime | None = None  # drop records expired or no longer valid then
+    ids: tuple[str, ...] | None = None
+
+    @property
+    def needs_sql(self) -> bool:
+        """True when more than namespace/status/kind must be checked."""
+        return bool(
+            self.category or self.tags or self.metadata or self.time_ranges or self.valid_at or self.ids is not None
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class RecordWrite:
+    """The new current state of a record. ``expected_version`` None means the
+    record must not exist yet; otherwise the stored version must equal it."""
+
+    record: MemoryRecord
+    terms: str  # space-joined lexical terms (search.tokenize.index_text)
+    embedding: np.ndarray | None
+    expected_version: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class AuditDraft:
+    actor: str
+    operation: Operation
+    at: datetime
+    record_id: str | None = None
+    version: int | None = None
+    namespace: tuple[str, ...] = ()
+    source_message_id: str | None = None
+    detail: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Touch:
+    """A read that counts: bumps access_count and last_accessed_at, no new version."""
+
+    record_id: str
+    at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class WriteBatch:
+    """Everything one logical change writes, applied in ONE transaction."""
+
+    tenant: str
+    records: tuple[RecordWrite, ...] = ()
+    versions: tuple[Version, ...] = ()
+    audit: tuple[AuditDraft, ...] = ()
+    purge_ids: tuple[str, ...] = ()  # hard delete: record, versions, vector, terms
+    touches: tuple[Touch, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ScoredId:
+    id: str
+    score: float
+
+
+@dataclass(frozen=True, slots=True)
+class AuditQuery:
+    record_id: str | None = None
+    operation: Operation | None = None
+    since: datetime | None = None
+    limit: int = 100
+
+
+OrderBy = Literal["created_at", "updated_at", "importance"]
+
+
+class Store(Protocol):
+    """What a backend must do. All methods take the tenant explicitly; there is
+    no read path without one."""
+
+    dialect: str
+    capabilities: frozenset[str]  # e.g. {"hnsw", "row_level_security"}
+
+    def apply(self, batch: WriteBatch) -> None: ...
+
+    def get(self, tenant: str, ids: Sequence[str]) -> list[MemoryRecord]: ...
+
+    def query(
+        self, tenant: str, where: RecordFilter, *, order: OrderBy = "created_at", limit: int = 100, offset: int = 0
+    ) -> list[MemoryRecord]: ...
+
+    def count(self, tenant: str, where: RecordFilter) -> int: ...
+
+    def lexical(self, tenant: str, where: RecordFilter, terms: Sequence[str], limit: int) -> list[ScoredId]: ...
+
+    def nearest(
+        self, tenant: str, where: RecordFilter, model: str, vector: np.ndarray, limit: int
+    ) -> list[ScoredId]: ...
+
+    def vectors(self, tenant: str, ids: Sequence[str], model: str) -> dict[str, np.ndarray]: ...
+
+    def versions(self, tenant: str, record_id: str) -> list[Version]: ...
+
+    def audit(self, tenant: str, query: AuditQuery) -> list[AuditEvent]: ...
+
+    def namespaces(self, tenant: str, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]: ...
+
+    def tenants(self) -> list[str]: ...
+
+    def stats(self, tenant: str | None = None) -> Stats: ...
+
+    def close(self) -> None: ...

@@ -1,0 +1,200 @@
+"""Lossless conversions between value objects and plain data, shared by backends,
+version snapshots and JSONL export."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import datetime, timezone
+from typing import Any
+
+from ..errors import InvalidValueError
+from ..model import (
+    AuditEvent,
+    Kind,
+    MemoryRecord,
+    Operation,
+    Scope,
+    Sensitivity,
+    Source,
+    Status,
+    Version,
+    freeze_mapping,
+    parse_enum,
+)
+
+SEPARATOR = "\x1f"  # control characters are refused in labels, so this never collides
+
+
+def namespace_key(namespace: tuple[str, ...]) -> str:
+    """Encode a namespace so that prefix matching is a plain string range."""
+    return "".join(label + SEPARATOR for label in namespace)
+
+
+def namespace_from_key(key: str) -> tuple[str, ...]:
+    return tuple(key.split(SEPARATOR)[:-1]) if key else ()
+
+
+def namespace_range(namespace: tuple[str, ...]) -> tuple[str, str] | None:
+    """[low, high) covering the namespace and every descendant; None for the root."""
+    key = namespace_key(namespace)
+    if not key:
+        return None
+    return key, key[:-1] + chr(ord(SEPARATOR) + 1)
+
+
+def scope_token(tenant: str, namespace: tuple[str, ...], *, exact: bool) -> str:
+    """An opaque ASCII token naming a scope, so lexical indexes can filter by it."""
+    digest = hashlib.blake2b(f"{tenant}{SEPARATOR}{namespace_key(namespace)}".encode(), digest_size=8).hexdigest()
+    return ("sx" if exact else "sp") + digest
+
+
+def scope_tokens(tenant: str, namespace: tuple[str, ...]) -> str:
+    """The exact token of the record's namespace and a prefix token per ancestor."""
+    prefixes = [scope_token(tenant, namespace[:depth], exact=False) for depth in range(len(namespace) + 1)]
+    return " ".join([scope_token(tenant, namespace, exact=True), *prefixes])
+
+
+def to_epoch(moment: datetime | None) -> float | None:
+    return None if moment is None else moment.timestamp()
+
+
+def from_epoch(value: float | None) -> datetime | None:
+    return None if value is None else datetime.fromtimestamp(value, tz=timezone.utc)
+
+
+def _iso(moment: datetime | None) -> str | None:
+    return None if moment is None else moment.isoformat()
+
+
+def _from_iso(value: str | None, what: str) -> datetime | None:
+    if value is None:
+        return None
+    try:
+        moment = datetime.fromisoformat(value)
+    except (TypeError, ValueError):
+        raise InvalidValueError(f"{what} is not an ISO-8601 datetime: {value!r}") from None
+    if moment.tzinfo is None:
+        raise InvalidValueError(f"{what} has no timezone: {value!r}")
+    return moment.astimezone(timezone.utc)
+
+
+def record_to_data(record: MemoryRecord) -> dict[str, Any]:
+    return {
+        "id": record.id,
+        "tenant": record.scope.tenant,
+        "namespace": list(record.scope.namespace),
+        "kind": record.kind.value,
+        "content": record.content,
+        "category": record.category,
+        "tags": list(record.tags),
+        "metadata": dict(record.metadata),
+        "importance": record.importance,
+        "confidence": record.confidence,
+        "sensitivity": record.sensitivity.value,
+        "status": record.status.value,
+        "version": record.version,
+        "valid_from": _iso(record.valid_from),
+        "valid_to": _iso(record.valid_to),
+        "expires_at": _iso(record.expires_at),
+        "created_at": _iso(record.created_at),
+        "updated_at": _iso(record.updated_at),
+        "last_accessed_at": _iso(record.last_accessed_at),
+        "access_count": record.access_count,
+        "source": {
+            "actor": record.source.actor,
+            "thread_id": record.source.thread_id,
+            "message_id": record.source.message_id,
+        },
+        "embedding_model": record.embedding_model,
+        "read_only": record.read_only,
+        "supersedes": record.supersedes,
+        "superseded_by": record.superseded_by,
+    }
+
+
+def record_from_data(data: dict[str, Any]) -> MemoryRecord:
+    """Inverse of record_to_data; raises ValidationError subclasses on bad data."""
+    try:
+        source = data.get("source") or {}
+        return MemoryRecord(
+            id=str(data["id"]),
+            scope=Scope(data["tenant"], tuple(data.get("namespace") or ())),
+            kind=parse_enum(Kind, data["kind"], "kind"),
+            content=str(data["content"]),
+            category=data.get("category"),
+            tags=tuple(data.get("tags") or ()),
+            metadata=freeze_mapping(data.get("metadata")),
+            importance=float(data["importance"]),
+            confidence=float(data["confidence"]),
+            sensitivity=parse_enum(Sensitivity, data.get("sensitivity", "normal"), "sensitivity"),
+            status=parse_enum(Status, data.get("status", "active"), "status"),
+            version=int(data.get("version", 1)),
+            valid_from=_from_iso(data["valid_from"], "valid_from"),
+            valid_to=_from_iso(data.get("valid_to"), "valid_to"),
+            expires_at=_from_iso(data.get("expires_at"), "expires_at"),
+            created_at=_from_iso(data["created_at"], "created_at"),
+            updated_at=_from_iso(data["updated_at"], "updated_at"),
+            last_accessed_at=_from_iso(data.get("last_accessed_at"), "last_accessed_at"),
+            access_count=int(data.get("access_count", 0)),
+            source=Source(
+                actor=source.get("actor", "user"),
+                thread_id=source.get("thread_id"),
+                message_id=source.get("message_id"),
+            ),
+            embedding_model=data.get("embedding_model"),
+            read_only=bool(data.get("read_only", False)),
+            supersedes=data.get("supersedes"),
+            superseded_by=data.get("superseded_by"),
+        )
+    except KeyError as exc:
+        raise InvalidValueError(f"record is missing field {exc.args[0]!r}") from None
+    except (TypeError, AttributeError) as exc:
+        raise InvalidValueError(f"record has a field of the wrong type: {exc}") from None
+
+
+def version_to_data(version: Version) -> dict[str, Any]:
+    return {
+        "record_id": version.record_id,
+        "version": version.version,
+        "operation": version.operation.value,
+        "actor": version.actor,
+        "at": _iso(version.at),
+        "reason": version.reason,
+        "record": None if version.record is None else record_to_data(version.record),
+    }
+
+
+def version_from_data(data: dict[str, Any]) -> Version:
+    try:
+        snapshot = data.get("record")
+        return Version(
+            record_id=str(data["record_id"]),
+            version=int(data["version"]),
+            operation=parse_enum(Operation, data["operation"], "operation"),
+            actor=str(data["actor"]),
+            at=_from_iso(data["at"], "at"),
+            reason=data.get("reason"),
+            record=None if snapshot is None else record_from_data(snapshot),
+        )
+    except KeyError as exc:
+        raise InvalidValueError(f"version is missing field {exc.args[0]!r}") from None
+
+
+def dumps(data: Any) -> str:
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+
+
+def audit_from_row(row: dict[str, Any]) -> AuditEvent:
+    return AuditEvent(
+        id=int(row["id"]),
+        tenant=row["tenant"],
+        at=from_epoch(row["at"]),
+        actor=row["actor"],
+        operation=Operation(row["operation"]),
+        record_id=row["record_id"],
+        version=row["version"],
+        namespace=namespace_from_key(row["namespace"] or ""),
+        source_message_id=row["source_message_id"],
+        detail=freeze_mapping(json.loads(row["detail"]) if isinstance(row["detail"], str) else row["detail"]),
+    )

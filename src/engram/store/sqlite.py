@@ -1,0 +1,344 @@
+"""The embedded backend: one SQLite file in WAL mode, safe for several processes.
+
+Vectors are float32 BLOBs in the record row and are searched exactly with numpy
+inside the caller's scope (so scoping never loses recall); a per-scope matrix is
+cached in memory and invalidated by a per-tenant write sequence, which other
+processes bump too.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
+import numpy as np
+
+from ..errors import ConflictError, MigrationError, NotAnEngramDatabaseError, StorageError
+from ..model import AuditEvent, MemoryRecord, Stats, Version
+from . import sqlite_rows as rows
+from .base import AuditQuery, OrderBy, RecordFilter, ScoredId, WriteBatch
+from .codec import namespace_from_key, namespace_key, namespace_range, scope_token
+from .sql import SQLITE, filter_clause, fts_match
+from .sqlite_migrations import APPLICATION_ID, MIGRATIONS
+from .vector_cache import VectorCache
+
+T = TypeVar("T")
+_BUSY_RETRIES = 8
+
+
+def _is_busy(exc: sqlite3.OperationalError) -> bool:
+    message = str(exc).lower()
+    return "locked" in message or "busy" in message
+
+
+class SQLiteStore:
+    dialect = "sqlite"
+    capabilities = frozenset({"exact_vectors", "multi_process"})
+
+    def __init__(self, path: str | os.PathLike[str], *, busy_timeout_ms: int = 30_000, cache_mb: int = 512) -> None:
+        self.path = str(path)
+        if self.path != ":memory:":
+            Path(self.path).expanduser().parent.mkdir(parents=True, exist_ok=True)
+            self.path = str(Path(self.path).expanduser())
+        self._busy_timeout_ms = busy_timeout_ms
+        self._local = threading.local()
+        self._connections: list[sqlite3.Connection] = []
+        self._lock = threading.Lock()
+        self._closed = False
+        self._vectors = VectorCache(max_bytes=cache_mb * 1024 * 1024)
+        self._connection()
+        self._migrate()
+
+    # -- connections -------------------------------------------------------------------------
+
+    def _connection(self) -> sqlite3.Connection:
+        if self._closed:
+            raise StorageError("the store is closed")
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = self._connect()
+            self._local.conn = conn
+            with self._lock:
+                self._connections.append(conn)
+        return conn
+
+    def _connect(self) -> sqlite3.Connection:
+        try:
+            conn = sqlite3.connect(self.path, timeout=self._busy_timeout_ms / 1000, isolation_level=None,
+                                   check_same_thread=False)
+            conn.row_factory = sqlite3.Row
+            conn.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout_ms)}")
+            self._check_is_engram(conn)
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")
+            conn.execute("PRAGMA foreign_keys = ON")
+        except sqlite3.DatabaseError as exc:
+            if "not a database" in str(exc) or "malformed" in str(exc):
+                raise NotAnEngramDatabaseError(f"{self.path} is not a SQLite database") from exc
+            raise StorageError(f"cannot open {self.path}: {exc}") from exc
+        return conn
+
+    def _check_is_engram(self, conn: sqlite3.Connection) -> None:
+        app_id = conn.execute("PRAGMA application_id").fetchone()[0]
+        if app_id == APPLICATION_ID:
+            return
+        tables = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+        if app_id != 0 or tables:
+            raise NotAnEngramDatabaseError(
+                f"{self.path} is a SQLite database that engram did not create; refusing to touch it"
+            )
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            for conn in self._connections:
+                conn.close()
+            self._connections.clear()
+
+    # -- transactions ------------------------------------------------------------------------
+
+    def _retry_busy(self, action: Callable[[], T]) -> T:
+        """busy_timeout covers most waits; a few SQLITE_BUSY paths skip the handler."""
+        for attempt in range(_BUSY_RETRIES):
+            try:
+                return action()
+            except sqlite3.OperationalError as exc:
+                if not _is_busy(exc) or attempt == _BUSY_RETRIES - 1:
+                    raise StorageError(f"SQLite error: {exc}") from exc
+                time.sleep(min(0.05 * 2**attempt, 1.0))
+        raise AssertionError("unreachable")
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        conn = self._connection()
+        self._retry_busy(lambda: conn.execute("BEGIN IMMEDIATE"))
+        try:
+            yield conn
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        try:
+            conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            conn.execute("ROLLBACK")
+            raise StorageError(f"commit failed: {exc}") from exc
+
+    def _read(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
+        conn = self._connection()
+        try:
+            return self._retry_busy(lambda: conn.execute(sql, params).fetchall())
+        except sqlite3.DatabaseError as exc:
+            raise StorageError(f"SQLite error: {exc}") from exc
+
+    # -- migrations --------------------------------------------------------------------------
+
+    def _migrate(self) -> None:
+        with self._write() as conn:
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, "
+                "applied_at REAL NOT NULL)"
+            )
+            conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+            applied = {row[0] for row in conn.execute("SELECT version FROM schema_migrations")}
+            known = {version for version, _, _ in MIGRATIONS}
+            if applied - known:
+                raise MigrationError(
+                    f"{self.path} has schema version {max(applied)}, newer than this engram knows ({max(known)})"
+                )
+            for version, name, sql in MIGRATIONS:
+                if version in applied:
+                    continue
+                for statement in filter(str.strip, sql.split(";")):
+                    conn.execute(statement)
+                conn.execute("INSERT INTO schema_migrations VALUES (?, ?, ?)", (version, name, time.time()))
+
+    def schema_version(self) -> int:
+        return self._read("SELECT max(version) FROM schema_migrations")[0][0]
+
+    # -- writes ------------------------------------------------------------------------------
+
+    def apply(self, batch: WriteBatch) -> None:
+        try:
+            with self._write() as conn:
+                self._apply(conn, batch)
+        except sqlite3.IntegrityError as exc:
+            raise ConflictError(f"write conflicts with stored data: {exc}") from exc
+        except sqlite3.DatabaseError as exc:
+            raise StorageError(f"SQLite write failed: {exc}") from exc
+
+    def _apply(self, conn: sqlite3.Connection, batch: WriteBatch) -> None:
+        tenant = batch.tenant
+        for write in batch.records:
+            self._check_version(conn, tenant, write.record.id, write.expected_version)
+            rowid = rows.upsert_record(conn, write)
+            conn.execute("DELETE FROM memory_fts WHERE rowid = ?", (rowid,))
+            conn.execute(
+                "INSERT INTO memory_fts (rowid, terms, scope) VALUES (?, ?, ?)",
+                (rowid, write.terms, rows.scope_column(write.record)),
+            )
+        for version in batch.versions:
+            rows.insert_version(conn, tenant, version)
+        for record_id in batch.purge_ids:
+            rows.purge_record(conn, tenant, record_id)
+        for touch in batch.touches:
+            rows.touch_record(conn, tenant, touch)
+        for draft in batch.audit:
+            rows.insert_audit(conn, tenant, draft)
+        if batch.records or batch.purge_ids:
+            conn.execute(
+                "INSERT INTO tenant_state (tenant, seq) VALUES (?, 1) "
+                "ON CONFLICT (tenant) DO UPDATE SET seq = seq + 1",
+                (tenant,),
+            )
+
+    @staticmethod
+    def _check_version(conn: sqlite3.Connection, tenant: str, record_id: str, expected: int | None) -> None:
+        row = conn.execute("SELECT version FROM memories WHERE tenant = ? AND id = ?", (tenant, record_id)).fetchone()
+        stored = None if row is None else row[0]
+        if stored != expected:
+            if expected is None:
+                raise ConflictError(f"record {record_id} already exists")
+            raise ConflictError(
+                f"record {record_id} is at version {stored}, expected {expected}: it changed meanwhile"
+            )
+
+    # -- reads -------------------------------------------------------------------------------
+
+    def get(self, tenant: str, ids: Sequence[str]) -> list[MemoryRecord]:
+        if not ids:
+            return []
+        found: dict[str, MemoryRecord] = {}
+        for start in range(0, len(ids), 500):
+            chunk = list(ids[start : start + 500])
+            marks = ", ".join("?" * len(chunk))
+            for row in self._read(f"SELECT * FROM memories WHERE tenant = ? AND id IN ({marks})", [tenant, *chunk]):
+                found[row["id"]] = rows.record_from_row(row)
+        return [found[i] for i in ids if i in found]
+
+    def query(
+        self, tenant: str, where: RecordFilter, *, order: OrderBy = "created_at", limit: int = 100, offset: int = 0
+    ) -> list[MemoryRecord]:
+        clause, params = filter_clause(SQLITE, tenant, where)
+        direction = "DESC" if order == "importance" else "ASC"
+        sql = f"SELECT * FROM memories WHERE {clause} ORDER BY {order} {direction}, rowid LIMIT ? OFFSET ?"
+        return [rows.record_from_row(r) for r in self._read(sql, [*params, limit, offset])]
+
+    def count(self, tenant: str, where: RecordFilter) -> int:
+        clause, params = filter_clause(SQLITE, tenant, where)
+        return self._read(f"SELECT count(*) FROM memories WHERE {clause}", params)[0][0]
+
+    def lexical(self, tenant: str, where: RecordFilter, terms: Sequence[str], limit: int) -> list[ScoredId]:
+        if not terms:
+            return []
+        scope = scope_token(tenant, where.namespace, exact=not where.descendants)
+        clause, params = filter_clause(SQLITE, tenant, where, alias="m")
+        sql = (
+            "SELECT m.id, bm25(memory_fts, 1.0, 0.0) AS rank FROM memory_fts "
+            "JOIN memories m ON m.rowid = memory_fts.rowid "
+            f"WHERE memory_fts MATCH ? AND {clause} ORDER BY rank LIMIT ?"
+        )
+        found = self._read(sql, [fts_match(list(terms), scope), *params, limit])
+        return [ScoredId(row[0], -row[1]) for row in found]
+
+    def nearest(self, tenant: str, where: RecordFilter, model: str, vector: np.ndarray, limit: int) -> list[ScoredId]:
+        entry = self._vectors.get(tenant, where, model, self._tenant_seq(tenant), self._load_vectors)
+        allowed = None
+        if where.needs_sql:
+            clause, params = filter_clause(SQLITE, tenant, where)
+            allowed = [row[0] for row in self._read(f"SELECT rowid FROM memories WHERE {clause}", params)]
+        return entry.nearest(vector, limit, statuses=where.statuses, kinds=where.kinds, allowed_rowids=allowed)
+
+    def _tenant_seq(self, tenant: str) -> int:
+        found = self._read("SELECT seq FROM tenant_state WHERE tenant = ?", [tenant])
+        return found[0][0] if found else 0
+
+    def _load_vectors(self, tenant: str, namespace: tuple[str, ...], descendants: bool, model: str):
+        base = "SELECT rowid, id, status, kind, embedding FROM memories WHERE tenant = ? AND embedding_model = ?"
+        params: list[Any] = [tenant, model]
+        if descendants:
+            bounds = namespace_range(namespace)
+            if bounds is not None:
+                base += " AND namespace >= ? AND namespace < ?"
+                params += list(bounds)
+        else:
+            base += " AND namespace = ?"
+            params.append(namespace_key(namespace))
+        return self._read(base, params)
+
+    def vectors(self, tenant: str, ids: Sequence[str], model: str) -> dict[str, np.ndarray]:
+        out: dict[str, np.ndarray] = {}
+        for start in range(0, len(ids), 500):
+            chunk = list(ids[start : start + 500])
+            marks = ", ".join("?" * len(chunk))
+            sql = f"SELECT id, embedding FROM memories WHERE tenant = ? AND embedding_model = ? AND id IN ({marks})"
+            for row in self._read(sql, [tenant, model, *chunk]):
+                if row[1] is not None:
+                    out[row[0]] = np.frombuffer(row[1], dtype=np.float32)
+        return out
+
+    def versions(self, tenant: str, record_id: str) -> list[Version]:
+        found = self._read(
+            "SELECT * FROM memory_versions WHERE tenant = ? AND record_id = ? ORDER BY version", [tenant, record_id]
+        )
+        return [rows.version_from_row(row) for row in found]
+
+    def audit(self, tenant: str, query: AuditQuery) -> list[AuditEvent]:
+        sql = "SELECT * FROM audit_log WHERE tenant = ?"
+        params: list[Any] = [tenant]
+        if query.record_id is not None:
+            sql += " AND record_id = ?"
+            params.append(query.record_id)
+        if query.operation is not None:
+            sql += " AND operation = ?"
+            params.append(query.operation.value)
+        if query.since is not None:
+            sql += " AND at >= ?"
+            params.append(query.since.timestamp())
+        sql += " ORDER BY id LIMIT ?"
+        return [rows.audit_from_sqlite(row) for row in self._read(sql, [*params, query.limit])]
+
+    def namespaces(self, tenant: str, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+        sql = "SELECT DISTINCT namespace FROM memories WHERE tenant = ? AND status != 'deleted'"
+        params: list[Any] = [tenant]
+        bounds = namespace_range(prefix)
+        if bounds is not None:
+            sql += " AND namespace >= ? AND namespace < ?"
+            params += list(bounds)
+        return [namespace_from_key(row[0]) for row in self._read(sql + " ORDER BY namespace", params)]
+
+    def tenants(self) -> list[str]:
+        return [row[0] for row in self._read("SELECT DISTINCT tenant FROM memories ORDER BY tenant")]
+
+    def stats(self, tenant: str | None = None) -> Stats:
+        where, params = ("WHERE tenant = ?", [tenant]) if tenant else ("", [])
+        by_status = dict(self._read(f"SELECT status, count(*) FROM memories {where} GROUP BY status", params))
+        by_kind = dict(self._read(f"SELECT kind, count(*) FROM memories {where} GROUP BY kind", params))
+        models = dict(
+            self._read(f"SELECT coalesce(embedding_model, ''), count(*) FROM memories {where} GROUP BY 1", params)
+        )
+        versions = self._read(f"SELECT count(*) FROM memory_versions {where}", params)[0][0]
+        audits = self._read(f"SELECT count(*) FROM audit_log {where}", params)[0][0]
+        tenants = self._read(f"SELECT count(DISTINCT tenant) FROM memories {where}", params)[0][0]
+        size = os.path.getsize(self.path) if self.path != ":memory:" else 0
+        return Stats(
+            records=sum(by_status.values()),
+            active=by_status.get("active", 0),
+            by_status=by_status,
+            by_kind=by_kind,
+            versions=versions,
+            audit_events=audits,
+            tenants=tenants,
+            embedding_models=models,
+            extra={"path": self.path, "bytes_on_disk": size, "schema_version": self.schema_version()},
+        )
+
+    def execute_raw(self, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
+        """For tests and tooling: run SQL as is (no tenant condition is added)."""
+        return [tuple(row) for row in self._read(sql, params)]
+

@@ -1,0 +1,78 @@
+"""Append-only numbered migrations for the SQLite backend. Never edit a shipped one."""
+
+from __future__ import annotations
+
+APPLICATION_ID = 0x656E6772  # "engr": marks a SQLite file as engram's
+
+MIGRATIONS: tuple[tuple[int, str, str], ...] = (
+    (
+        1,
+        "initial schema",
+        """
+        CREATE TABLE engram_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        CREATE TABLE memories (
+            rowid INTEGER PRIMARY KEY,
+            tenant TEXT NOT NULL,
+            id TEXT NOT NULL,
+            namespace TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            content TEXT NOT NULL,
+            category TEXT,
+            tags TEXT NOT NULL DEFAULT '[]',
+            metadata TEXT NOT NULL DEFAULT '{}',
+            importance REAL NOT NULL,
+            confidence REAL NOT NULL,
+            sensitivity TEXT NOT NULL,
+            status TEXT NOT NULL,
+            version INTEGER NOT NULL,
+            valid_from REAL NOT NULL,
+            valid_to REAL,
+            expires_at REAL,
+            created_at REAL NOT NULL,
+            updated_at REAL NOT NULL,
+            last_accessed_at REAL,
+            access_count INTEGER NOT NULL DEFAULT 0,
+            actor TEXT NOT NULL,
+            thread_id TEXT,
+            message_id TEXT,
+            embedding_model TEXT,
+            embedding BLOB,
+            read_only INTEGER NOT NULL DEFAULT 0,
+            supersedes TEXT,
+            superseded_by TEXT,
+            UNIQUE (tenant, id)
+        );
+        CREATE INDEX memories_scope ON memories (tenant, namespace, status);
+        CREATE INDEX memories_created ON memories (tenant, created_at);
+        CREATE TABLE memory_versions (
+            tenant TEXT NOT NULL,
+            record_id TEXT NOT NULL,
+            version INTEGER NOT NULL,
+            operation TEXT NOT NULL,
+            actor TEXT NOT NULL,
+            at REAL NOT NULL,
+            reason TEXT,
+            snapshot TEXT,
+            PRIMARY KEY (tenant, record_id, version)
+        );
+        CREATE TABLE audit_log (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            tenant TEXT NOT NULL,
+            at REAL NOT NULL,
+            actor TEXT NOT NULL,
+            operation TEXT NOT NULL,
+            record_id TEXT,
+            version INTEGER,
+            namespace TEXT,
+            source_message_id TEXT,
+            detail TEXT NOT NULL DEFAULT '{}'
+        );
+        CREATE INDEX audit_record ON audit_log (tenant, record_id);
+        CREATE INDEX audit_time ON audit_log (tenant, at);
+        CREATE TABLE tenant_state (tenant TEXT PRIMARY KEY, seq INTEGER NOT NULL);
+        CREATE VIRTUAL TABLE memory_fts USING fts5 (
+            terms, scope, tokenize = 'unicode61 remove_diacritics 0'
+        );
+        """,
+    ),
+)

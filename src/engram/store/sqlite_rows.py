@@ -1,0 +1,137 @@
+"""Row-level statements of the SQLite backend (run inside its transactions)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+from ..model import (
+    AuditEvent, Kind, MemoryRecord, Operation, Scope, Sensitivity, Source, Status, Version, freeze_mapping,
+)
+from .base import AuditDraft, RecordWrite, Touch
+from .codec import (
+    audit_from_row,
+    dumps,
+    from_epoch,
+    namespace_from_key,
+    namespace_key,
+    record_from_data,
+    scope_tokens,
+    to_epoch,
+    version_to_data,
+)
+
+_RECORD_COLUMNS = (
+    "tenant", "id", "namespace", "kind", "content", "category", "tags", "metadata", "importance", "confidence",
+    "sensitivity", "status", "version", "valid_from", "valid_to", "expires_at", "created_at", "updated_at",
+    "last_accessed_at", "access_count", "actor", "thread_id", "message_id", "embedding_model", "embedding",
+    "read_only", "supersedes", "superseded_by",
+)
+_UPSERT = (
+    f"INSERT INTO memories ({', '.join(_RECORD_COLUMNS)}) VALUES ({', '.join('?' * len(_RECORD_COLUMNS))}) "
+    "ON CONFLICT (tenant, id) DO UPDATE SET "
+    + ", ".join(f"{c} = excluded.{c}" for c in _RECORD_COLUMNS if c not in ("tenant", "id"))
+    + " RETURNING rowid"
+)
+
+
+def record_values(write: RecordWrite) -> tuple:
+    r = write.record
+    embedding = None if write.embedding is None else write.embedding.astype("<f4").tobytes()
+    return (
+        r.scope.tenant, r.id, namespace_key(r.scope.namespace), r.kind.value, r.content, r.category,
+        dumps(list(r.tags)), dumps(dict(r.metadata)), r.importance, r.confidence, r.sensitivity.value,
+        r.status.value, r.version, to_epoch(r.valid_from), to_epoch(r.valid_to), to_epoch(r.expires_at),
+        to_epoch(r.created_at), to_epoch(r.updated_at), to_epoch(r.last_accessed_at), r.access_count,
+        r.source.actor, r.source.thread_id, r.source.message_id, r.embedding_model if embedding else None,
+        embedding, int(r.read_only), r.supersedes, r.superseded_by,
+    )
+
+
+def upsert_record(conn: sqlite3.Connection, write: RecordWrite) -> int:
+    return conn.execute(_UPSERT, record_values(write)).fetchone()[0]
+
+
+def scope_column(record: MemoryRecord) -> str:
+    return scope_tokens(record.scope.tenant, record.scope.namespace)
+
+
+def insert_version(conn: sqlite3.Connection, tenant: str, version: Version) -> None:
+    snapshot = None if version.record is None else dumps(version_to_data(version)["record"])
+    conn.execute(
+        "INSERT INTO memory_versions (tenant, record_id, version, operation, actor, at, reason, snapshot) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        (tenant, version.record_id, version.version, version.operation.value, version.actor,
+         to_epoch(version.at), version.reason, snapshot),
+    )
+
+
+def purge_record(conn: sqlite3.Connection, tenant: str, record_id: str) -> None:
+    row = conn.execute("SELECT rowid FROM memories WHERE tenant = ? AND id = ?", (tenant, record_id)).fetchone()
+    if row is not None:
+        conn.execute("DELETE FROM memory_fts WHERE rowid = ?", (row[0],))
+        conn.execute("DELETE FROM memories WHERE rowid = ?", (row[0],))
+    conn.execute("DELETE FROM memory_versions WHERE tenant = ? AND record_id = ?", (tenant, record_id))
+
+
+def touch_record(conn: sqlite3.Connection, tenant: str, touch: Touch) -> None:
+    conn.execute(
+        "UPDATE memories SET access_count = access_count + 1, "
+        "last_accessed_at = max(coalesce(last_accessed_at, 0), ?) WHERE tenant = ? AND id = ?",
+        (to_epoch(touch.at), tenant, touch.record_id),
+    )
+
+
+def insert_audit(conn: sqlite3.Connection, tenant: str, draft: AuditDraft) -> None:
+    conn.execute(
+        "INSERT INTO audit_log (tenant, at, actor, operation, record_id, version, namespace, source_message_id, "
+        "detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (tenant, to_epoch(draft.at), draft.actor, draft.operation.value, draft.record_id, draft.version,
+         namespace_key(draft.namespace), draft.source_message_id, dumps(draft.detail)),
+    )
+
+
+def record_from_row(row: sqlite3.Row) -> MemoryRecord:
+    return MemoryRecord(
+        id=row["id"],
+        scope=Scope(row["tenant"], namespace_from_key(row["namespace"])),
+        kind=Kind(row["kind"]),
+        content=row["content"],
+        category=row["category"],
+        tags=tuple(json.loads(row["tags"])),
+        metadata=freeze_mapping(json.loads(row["metadata"])),
+        importance=row["importance"],
+        confidence=row["confidence"],
+        sensitivity=Sensitivity(row["sensitivity"]),
+        status=Status(row["status"]),
+        version=row["version"],
+        valid_from=from_epoch(row["valid_from"]),
+        valid_to=from_epoch(row["valid_to"]),
+        expires_at=from_epoch(row["expires_at"]),
+        created_at=from_epoch(row["created_at"]),
+        updated_at=from_epoch(row["updated_at"]),
+        last_accessed_at=from_epoch(row["last_accessed_at"]),
+        access_count=row["access_count"],
+        source=Source(actor=row["actor"], thread_id=row["thread_id"], message_id=row["message_id"]),
+        embedding_model=row["embedding_model"],
+        read_only=bool(row["read_only"]),
+        supersedes=row["supersedes"],
+        superseded_by=row["superseded_by"],
+    )
+
+
+def version_from_row(row: sqlite3.Row) -> Version:
+    snapshot = row["snapshot"]
+    return Version(
+        record_id=row["record_id"],
+        version=row["version"],
+        operation=Operation(row["operation"]),
+        actor=row["actor"],
+        at=from_epoch(row["at"]),
+        reason=row["reason"],
+        record=None if snapshot is None else record_from_data(json.loads(snapshot)),
+    )
+
+
+def audit_from_sqlite(row: sqlite3.Row) -> AuditEvent:
+    return audit_from_row(dict(row))

@@ -1,0 +1,194 @@
+"""Pure functions that turn one logical change into a WriteBatch: the new record
+state, its version row and its audit event, always together."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+
+from .errors import InvalidContentError, InvalidValueError
+from .model import (
+    Kind,
+    MemoryRecord,
+    Operation,
+    Scope,
+    Sensitivity,
+    Source,
+    Status,
+    Version,
+    as_tags,
+    check_unit_interval,
+    freeze_mapping,
+    parse_enum,
+    utc,
+)
+from .search.tokenize import index_text
+from .store.base import AuditDraft, RecordWrite, WriteBatch
+
+
+def new_id() -> str:
+    """Time-ordered (48-bit milliseconds) + 80 random bits, as 32 hex characters."""
+    return f"{int(time.time() * 1000):012x}{os.urandom(10).hex()}"
+
+
+def check_content(content: Any, max_chars: int) -> str:
+    if not isinstance(content, str):
+        raise InvalidContentError(f"content must be a string, got {type(content).__name__}")
+    text = content.strip()
+    if not text:
+        raise InvalidContentError("content must not be empty")
+    if len(text) > max_chars:
+        raise InvalidContentError(f"content has {len(text)} characters; the limit is {max_chars}")
+    if "\x00" in text:
+        raise InvalidContentError("content contains a NUL character")
+    return text
+
+
+def check_metadata(metadata: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    if metadata is None:
+        return freeze_mapping({})
+    if not isinstance(metadata, Mapping):
+        raise InvalidValueError(f"metadata must be a mapping, got {type(metadata).__name__}")
+    try:
+        json.dumps(dict(metadata), allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise InvalidValueError(f"metadata must be JSON-serializable (no NaN): {exc}") from None
+    return freeze_mapping(metadata)
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryDraft:
+    """What a caller asks to remember, before validation."""
+
+    content: str
+    kind: Kind | str = Kind.FACT
+    importance: float = 0.5
+    confidence: float = 1.0
+    category: str | None = None
+    tags: Sequence[str] | None = None
+    metadata: Mapping[str, Any] | None = None
+    sensitivity: Sensitivity | str = Sensitivity.NORMAL
+    valid_from: datetime | None = None
+    valid_to: datetime | None = None
+    expires_at: datetime | None = None
+    read_only: bool = False
+    source: Source | None = None
+    id: str | None = None
+
+
+def build_record(draft: MemoryDraft, scope: Scope, now: datetime, max_chars: int, model: str | None) -> MemoryRecord:
+    if not isinstance(scope, Scope):
+        raise InvalidValueError(f"scope must be an engram.Scope, got {type(scope).__name__}")
+    valid_from = utc(draft.valid_from) if draft.valid_from else now
+    valid_to = utc(draft.valid_to) if draft.valid_to else None
+    if valid_to is not None and valid_to <= valid_from:
+        raise InvalidValueError("valid_to must be later than valid_from")
+    if draft.category is not None and (not isinstance(draft.category, str) or not draft.category.strip()):
+        raise InvalidValueError("category must be a non-empty string when given")
+    return MemoryRecord(
+        id=draft.id or new_id(),
+        scope=scope,
+        kind=parse_enum(Kind, draft.kind, "kind"),
+        content=check_content(draft.content, max_chars),
+        importance=check_unit_interval(draft.importance, "importance"),
+        confidence=check_unit_interval(draft.confidence, "confidence"),
+        category=draft.category,
+        tags=as_tags(draft.tags),
+        metadata=check_metadata(draft.metadata),
+        sensitivity=parse_enum(Sensitivity, draft.sensitivity, "sensitivity"),
+        valid_from=valid_from,
+        valid_to=valid_to,
+        expires_at=utc(draft.expires_at) if draft.expires_at else None,
+        created_at=now,
+        updated_at=now,
+        source=draft.source or Source(),
+        embedding_model=model,
+        read_only=bool(draft.read_only),
+    )
+
+
+EDITABLE = frozenset(
+    {"content", "kind", "importance", "confidence", "category", "tags", "metadata", "sensitivity", "valid_to",
+     "expires_at", "read_only"}
+)
+
+
+def revise(record: MemoryRecord, changes: Mapping[str, Any], now: datetime, max_chars: int) -> MemoryRecord:
+    """The next version of a record with some fields changed (validated)."""
+    unknown = set(changes) - EDITABLE
+    if unknown:
+        raise InvalidValueError(f"cannot update {', '.join(sorted(unknown))}; editable: {', '.join(sorted(EDITABLE))}")
+    checked: dict[str, Any] = {}
+    for name, value in changes.items():
+        checked[name] = _check_field(name, value, max_chars)
+    return replace(record, **checked, version=record.version + 1, updated_at=now)
+
+
+def _check_field(name: str, value: Any, max_chars: int) -> Any:
+    if name == "content":
+        return check_content(value, max_chars)
+    if name == "kind":
+        return parse_enum(Kind, value, "kind")
+    if name in ("importance", "confidence"):
+        return check_unit_interval(value, name)
+    if name == "sensitivity":
+        return parse_enum(Sensitivity, value, "sensitivity")
+    if name == "tags":
+        return as_tags(value)
+    if name == "metadata":
+        return check_metadata(value)
+    if name in ("valid_to", "expires_at"):
+        return None if value is None else utc(value)
+    if name == "read_only":
+        return bool(value)
+    return value
+
+
+def change(
+    record: MemoryRecord,
+    *,
+    operation: Operation,
+    actor: str,
+    at: datetime,
+    reason: str | None,
+    embedding: np.ndarray | None,
+    expected_version: int | None,
+    source_message_id: str | None = None,
+    detail: dict[str, Any] | None = None,
+) -> tuple[RecordWrite, Version, AuditDraft]:
+    """The three rows every change writes together."""
+    write = RecordWrite(record, index_text(record.content), embedding, expected_version)
+    version = Version(record.id, record.version, operation, actor, at, reason, record)
+    audit = AuditDraft(
+        actor=actor,
+        operation=operation,
+        at=at,
+        record_id=record.id,
+        version=record.version,
+        namespace=record.scope.namespace,
+        source_message_id=source_message_id or record.source.message_id,
+        detail={"reason": reason, **(detail or {})} if reason or detail else {},
+    )
+    return write, version, audit
+
+
+def batch_of(tenant: str, changes: Sequence[tuple[RecordWrite, Version, AuditDraft]], **extra: Any) -> WriteBatch:
+    return WriteBatch(
+        tenant=tenant,
+        records=tuple(c[0] for c in changes),
+        versions=tuple(c[1] for c in changes),
+        audit=tuple(c[2] for c in changes) + tuple(extra.pop("audit", ())),
+        **extra,
+    )
+
+
+def retire(record: MemoryRecord, status: Status, now: datetime, **fields: Any) -> MemoryRecord:
+    """The next version of a record that leaves the active set (forgotten, superseded, expired)."""
+    return replace(record, status=status, version=record.version + 1, updated_at=now, **fields)
