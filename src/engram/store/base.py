@@ -91,7 +91,8 @@ class Touch:
 
 @dataclass(frozen=True, slots=True)
 class WriteBatch:
-    """Everything one logical change writes, applied in ONE transaction."""
+    """Everything one logical change writes, applied in ONE transaction, in this
+    order: purges, records (with compare-and-swap), versions, touches, audit."""
 
     tenant: str
     records: tuple[RecordWrite, ...] = ()

@@ -174,6 +174,8 @@ class SQLiteStore:
 
     def _apply(self, conn: sqlite3.Connection, batch: WriteBatch) -> None:
         tenant = batch.tenant
+        for record_id in batch.purge_ids:
+            rows.purge_record(conn, tenant, record_id)
         for write in batch.records:
             self._check_version(conn, tenant, write.record.id, write.expected_version)
             rowid = rows.upsert_record(conn, write)
@@ -184,8 +186,6 @@ class SQLiteStore:
             )
         for version in batch.versions:
             rows.insert_version(conn, tenant, version)
-        for record_id in batch.purge_ids:
-            rows.purge_record(conn, tenant, record_id)
         for touch in batch.touches:
             rows.touch_record(conn, tenant, touch)
         for draft in batch.audit:

@@ -1,0 +1,144 @@
+"""Lossless JSONL export and import: one header line, then one line per record
+carrying its current state and every version."""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import IO, Any, Literal
+
+from .errors import ConflictError, EngramError, ImportFormatError
+from .model import MemoryRecord, Operation, Scope, Version
+from .search.tokenize import index_text
+from .store.base import AuditDraft, RecordFilter, RecordWrite, Store, WriteBatch
+from .store.codec import record_from_data, record_to_data, version_from_data, version_to_data
+
+FORMAT = "engram.export"
+FORMAT_VERSION = 1
+OnConflict = Literal["error", "skip", "replace"]
+
+
+@dataclass(frozen=True, slots=True)
+class ExportedRecord:
+    record: MemoryRecord
+    versions: tuple[Version, ...]
+
+
+def export_lines(store: Store, scope: Scope, exported_at: str, page: int = 1000) -> Iterator[str]:
+    """Every record in the scope and below it, any status, with its versions."""
+    header = {"format": FORMAT, "version": FORMAT_VERSION, "tenant": scope.tenant,
+              "namespace": list(scope.namespace), "exported_at": exported_at}
+    yield json.dumps(header, ensure_ascii=False)
+    where = RecordFilter(namespace=scope.namespace, descendants=True, statuses=())
+    offset = 0
+    while True:
+        records = store.query(scope.tenant, where, limit=page, offset=offset)
+        for record in records:
+            versions = store.versions(scope.tenant, record.id)
+            line = {"record": record_to_data(record), "versions": [version_to_data(v) for v in versions]}
+            yield json.dumps(line, ensure_ascii=False, sort_keys=True)
+        if len(records) < page:
+            return
+        offset += page
+
+
+def parse_lines(lines: Iterable[str]) -> tuple[dict[str, Any], list[ExportedRecord]]:
+    """Parse and validate a whole file before anything is written; errors name the line."""
+    iterator = enumerate(lines, start=1)
+    header = _parse_header(iterator)
+    out: list[ExportedRecord] = []
+    seen: set[str] = set()
+    for number, line in iterator:
+        if not line.strip():
+            continue
+        item = _parse_record_line(line, number, header["tenant"])
+        if item.record.id in seen:
+            raise ImportFormatError(f"record {item.record.id} appears twice", line=number)
+        seen.add(item.record.id)
+        out.append(item)
+    return header, out
+
+
+def _parse_header(iterator: Iterator[tuple[int, str]]) -> dict[str, Any]:
+    for number, line in iterator:
+        if not line.strip():
+            continue
+        data = _json(line, number)
+        if not isinstance(data, dict) or data.get("format") != FORMAT:
+            raise ImportFormatError(f"not an engram export (the first line must have format {FORMAT!r})",
+                                    line=number)
+        if data.get("version") != FORMAT_VERSION:
+            raise ImportFormatError(f"unsupported export version {data.get('version')!r}", line=number)
+        if not isinstance(data.get("tenant"), str) or not data["tenant"]:
+            raise ImportFormatError("the header has no tenant", line=number)
+        return data
+    raise ImportFormatError("the file is empty", line=1)
+
+
+def _json(line: str, number: int) -> Any:
+    try:
+        return json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise ImportFormatError(f"invalid JSON: {exc.msg} at column {exc.colno}", line=number) from None
+
+
+def _parse_record_line(line: str, number: int, tenant: str) -> ExportedRecord:
+    data = _json(line, number)
+    if not isinstance(data, dict) or not isinstance(data.get("record"), dict):
+        raise ImportFormatError("expected an object with a 'record' field", line=number)
+    try:
+        record = record_from_data(data["record"])
+        versions = tuple(version_from_data(v) for v in data.get("versions") or [])
+    except EngramError as exc:
+        raise ImportFormatError(str(exc), line=number) from None
+    if record.scope.tenant != tenant:
+        raise ImportFormatError(f"record tenant {record.scope.tenant!r} differs from the header's", line=number)
+    if any(v.record_id != record.id for v in versions):
+        raise ImportFormatError("a version belongs to another record", line=number)
+    return ExportedRecord(record, versions)
+
+
+def import_batch(
+    store: Store,
+    tenant: str,
+    items: list[ExportedRecord],
+    embed: Callable[[list[str]], Any],
+    model: str,
+    *,
+    actor: str,
+    at: Any,
+    on_conflict: OnConflict,
+) -> tuple[WriteBatch, int]:
+    """One batch for the whole import (all-or-nothing) and the number of records skipped.
+    A replaced record is purged first (the batch applies purges before writes), so its
+    history becomes exactly the imported one."""
+    existing = {r.id for r in store.get(tenant, [item.record.id for item in items])}
+    if existing and on_conflict == "error":
+        raise ConflictError(f"{len(existing)} imported records already exist (e.g. {min(existing)}); "
+                            "pass on_conflict='skip' or 'replace'")
+    chosen = [item for item in items if on_conflict == "replace" or item.record.id not in existing]
+    vectors = embed([item.record.content for item in chosen]) if chosen else []
+    writes, versions, audit = [], [], []
+    for item, vector in zip(chosen, vectors):
+        record = replace(item.record, embedding_model=model)
+        writes.append(RecordWrite(record, index_text(record.content), vector, None))
+        versions += item.versions
+        audit.append(AuditDraft(actor=actor, operation=Operation.IMPORT, at=at, record_id=record.id,
+                                version=record.version, namespace=record.scope.namespace))
+    batch = WriteBatch(
+        tenant,
+        records=tuple(writes),
+        versions=tuple(versions),
+        audit=tuple(audit),
+        purge_ids=tuple(item.record.id for item in chosen if item.record.id in existing),
+    )
+    return batch, len(items) - len(chosen)
+
+
+def open_text(source: str | Path | IO[str]) -> IO[str]:
+    if isinstance(source, (str, Path)):
+        return open(source, encoding="utf-8")
+    return source if not isinstance(source, io.BufferedIOBase) else io.TextIOWrapper(source, encoding="utf-8")
