@@ -59,7 +59,7 @@ def scope_from(tenant: str, user: str | None, agent: str | None, ns: list[str] |
 
 @contextmanager
 def opened(db: str | None) -> Iterator[Memory]:
-    memory = Memory.open(db)
+    memory = run(lambda: Memory.open(db))
     try:
         yield memory
     finally:

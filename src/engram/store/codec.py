@@ -20,6 +20,7 @@ from ..model import (
     Status,
     Version,
     freeze_mapping,
+    check_unit_interval,
     parse_enum,
 )
 
@@ -113,6 +114,12 @@ def record_to_data(record: MemoryRecord) -> dict[str, Any]:
     }
 
 
+def _content(value: Any) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidValueError("content must be a non-empty string")
+    return value
+
+
 def record_from_data(data: dict[str, Any]) -> MemoryRecord:
     """Inverse of record_to_data; raises ValidationError subclasses on bad data."""
     try:
@@ -121,12 +128,12 @@ def record_from_data(data: dict[str, Any]) -> MemoryRecord:
             id=str(data["id"]),
             scope=Scope(data["tenant"], tuple(data.get("namespace") or ())),
             kind=parse_enum(Kind, data["kind"], "kind"),
-            content=str(data["content"]),
+            content=_content(data["content"]),
             category=data.get("category"),
             tags=tuple(data.get("tags") or ()),
             metadata=freeze_mapping(data.get("metadata")),
-            importance=float(data["importance"]),
-            confidence=float(data["confidence"]),
+            importance=check_unit_interval(data["importance"], "importance"),
+            confidence=check_unit_interval(data["confidence"], "confidence"),
             sensitivity=parse_enum(Sensitivity, data.get("sensitivity", "normal"), "sensitivity"),
             status=parse_enum(Status, data.get("status", "active"), "status"),
             version=int(data.get("version", 1)),

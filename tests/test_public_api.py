@@ -1,0 +1,25 @@
+import engram
+
+PINNED = {
+    "AuditEvent", "BenchmarkDataError", "Clock", "ConfigError", "ConflictError", "ConnectionLostError",
+    "ContextBlock", "E5Embedder", "EmbeddingError", "Embedder", "EngramError", "FakeClock", "FakeHashEmbedder",
+    "ImportFormatError", "InvalidContentError", "InvalidScopeError", "InvalidValueError", "Kind", "LLMError",
+    "LLMRateLimitError", "LLMResponseError", "LLMTimeoutError", "Memory", "MemoryDraft", "MemoryRecord", "Message",
+    "MigrationError", "NotAnEngramDatabaseError", "NotFoundError", "Operation", "Page", "PermissionDeniedError",
+    "Policy", "Scope", "SearchHit", "Sensitivity", "Settings", "Signals", "Source", "Stats", "Status",
+    "StorageError", "SystemClock", "USEEmbedder", "ValidationError", "Version", "WriteIntent", "__version__",
+}
+
+
+def test_public_api_is_pinned():
+    """Adding or removing a public name is a deliberate act: update PINNED with it."""
+    assert set(engram.__all__) == PINNED
+    for name in engram.__all__:
+        assert getattr(engram, name) is not None
+
+
+def test_every_error_is_an_engram_error():
+    for name in engram.__all__:
+        value = getattr(engram, name)
+        if isinstance(value, type) and issubclass(value, Exception):
+            assert issubclass(value, engram.EngramError)

@@ -1,0 +1,81 @@
+"""SQLite-specific guarantees: file identity, migrations, atomic batches, WAL."""
+
+import sqlite3
+
+import numpy as np
+import pytest
+
+from engram import ConflictError, Memory, MigrationError, NotAnEngramDatabaseError, Operation
+from engram.model import Version
+from engram.store.base import RecordWrite, WriteBatch
+from engram.store.sqlite import SQLiteStore
+
+
+def test_refuses_a_file_that_is_not_sqlite(tmp_path):
+    path = tmp_path / "notes.db"
+    path.write_bytes(b"this is a text file, not a database" * 100)
+    with pytest.raises(NotAnEngramDatabaseError):
+        SQLiteStore(str(path))
+    assert path.read_bytes().startswith(b"this is a text file")
+
+
+def test_refuses_someone_elses_sqlite_database(tmp_path):
+    path = tmp_path / "app.db"
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE customers (id INTEGER)")
+    with pytest.raises(NotAnEngramDatabaseError, match="did not create"):
+        SQLiteStore(str(path))
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("SELECT name FROM sqlite_master").fetchall() == [("customers",)]
+
+
+def test_refuses_a_database_from_a_newer_engram(db_path):
+    SQLiteStore(db_path).close()
+    with sqlite3.connect(db_path) as conn:
+        conn.execute("INSERT INTO schema_migrations VALUES (999, 'future', 0)")
+    with pytest.raises(MigrationError, match="newer"):
+        SQLiteStore(db_path)
+
+
+def test_reopening_keeps_data_and_schema_version(db_path, alice):
+    from engram import FakeHashEmbedder
+
+    with Memory(SQLiteStore(db_path), embedder=FakeHashEmbedder()) as memory:
+        record = memory.remember("persisted", alice)
+    store = SQLiteStore(db_path)
+    assert store.schema_version() == 1
+    assert store.get("acme", [record.id])[0].content == "persisted"
+    assert store.execute_raw("PRAGMA journal_mode") == [("wal",)]
+    store.close()
+
+
+def test_a_failing_batch_rolls_back_entirely(memory, alice):
+    first = memory.remember("first", alice)
+    second = memory.remember("second", alice)
+    good = RecordWrite(first, "first", np.zeros(64, np.float32), expected_version=1)
+    stale = RecordWrite(second, "second", None, expected_version=7)  # wrong version
+    version = Version(first.id, 2, Operation.UPDATE, "test", first.updated_at, None, first)
+    with pytest.raises(ConflictError):
+        memory.store.apply(WriteBatch("acme", records=(good, stale), versions=(version,)))
+    assert [v.version for v in memory.history(first.id, alice)] == [1]
+    assert memory.get(first.id, alice) == first
+
+
+def test_inserting_an_existing_id_is_a_conflict(memory, alice):
+    record = memory.remember("original", alice)
+    with pytest.raises(ConflictError, match="already exists"):
+        memory.store.apply(WriteBatch("acme", records=(RecordWrite(record, "x", None, None),)))
+
+
+def test_vector_cache_sees_writes_from_another_connection(db_path, alice):
+    from engram import FakeHashEmbedder
+
+    reader = Memory(SQLiteStore(db_path), embedder=FakeHashEmbedder())
+    writer = Memory(SQLiteStore(db_path), embedder=FakeHashEmbedder())
+    writer.remember("green tea", alice)
+    assert [h.record.content for h in reader.search("green tea", alice, retriever="vector")] == ["green tea"]
+    writer.remember("black coffee", alice)
+    found = {h.record.content for h in reader.search("black coffee", alice, retriever="vector")}
+    assert "black coffee" in found
+    reader.close()
+    writer.close()
