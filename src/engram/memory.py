@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -13,8 +14,12 @@ from .config import Settings
 from .embed import Embedder, make_embedder
 from .errors import ConflictError, InvalidValueError, NotFoundError, PermissionDeniedError
 from .filters import record_filter
+from .llm.base import LLM
 from .model import (
     AuditEvent,
+    Job,
+    JobStatus,
+    Message,
     Kind,
     MemoryRecord,
     Operation,
@@ -27,6 +32,9 @@ from .model import (
     Status,
     Version,
 )
+from .pipeline import jobs
+from .pipeline.messages import normalize_messages
+from .pipeline.run import AddResult, AddRun, Pipeline
 from .search import tokenize
 from .search.context import ContextBlock, build_context
 from .search.retrieve import retrieve
@@ -64,12 +72,18 @@ class Memory:
         settings: Settings | None = None,
         clock: Clock | None = None,
         policies: Sequence[Policy] = (),
+        llm: LLM | None = None,
+        pipeline: Pipeline | None = None,
     ) -> None:
         self.settings = settings or Settings()
         self.store = store
         self.embedder = embedder or make_embedder(self.settings.embedder)
         self.clock = clock or SystemClock()
         self.policies = list(policies)
+        self._pipeline = pipeline
+        self._llm = llm
+        self._worker: Worker | None = None
+        self._worker_lock = threading.Lock()
         tokenize.set_cjk_mode(self.settings.cjk_tokenizer)
 
     @classmethod
@@ -81,14 +95,18 @@ class Memory:
         settings: Settings | None = None,
         clock: Clock | None = None,
         policies: Sequence[Policy] = (),
+        llm: LLM | None = None,
+        pipeline: Pipeline | None = None,
     ) -> Memory:
         """Open a SQLite file (default ``ENGRAM_DB``) or a ``postgresql://`` URL."""
         settings = settings or Settings()
         options = {"busy_timeout_ms": settings.busy_timeout_ms} if not _is_postgres(target or settings.db) else {}
         store = open_store(target or settings.db, **options)
-        return cls(store, embedder=embedder, settings=settings, clock=clock, policies=policies)
+        return cls(store, embedder=embedder, settings=settings, clock=clock, policies=policies, llm=llm,
+                   pipeline=pipeline)
 
     def close(self) -> None:
+        self.stop_worker()
         self.store.close()
 
     def __enter__(self) -> Memory:
@@ -145,6 +163,61 @@ class Memory:
         if changes:
             self.store.apply(batch_of(scope.tenant, changes))
         return records
+
+    def add(
+        self,
+        messages: Any,
+        scope: Scope,
+        *,
+        thread_id: str | None = None,
+        message_ids: Sequence[str] | None = None,
+        background: bool = False,
+        force: bool = False,
+        actor: str = "pipeline",
+    ) -> AddResult:
+        """Turn conversation turns into memories: trigger → extract → gate → PII →
+        reconcile → write (one transaction). With ``background=True`` it returns at
+        once with a job id; a worker (started on demand in this process, or
+        `engram worker`) does the rest."""
+        if not isinstance(scope, Scope):
+            raise InvalidValueError(f"scope must be an engram.Scope, got {type(scope).__name__}")
+        turns = normalize_messages(messages, message_ids)
+        if not background:
+            return self.run_add(turns, scope, thread_id=thread_id, actor=actor, force=force)
+        job = jobs.enqueue(self, turns, scope, thread_id, actor, force)
+        self.start_worker()
+        return AddResult((), True, "queued", self.pipeline.extractor.name, job_id=job.id)
+
+    def run_add(
+        self, messages: Sequence[Message], scope: Scope, *, thread_id: str | None, actor: str, force: bool = False
+    ) -> AddResult:
+        return AddRun(self, self.pipeline, scope, thread_id, actor).run(messages, force=force)
+
+    @property
+    def pipeline(self) -> Pipeline:
+        """The extraction pipeline, built on first use (rules unless an LLM was given)."""
+        if self._pipeline is None:
+            self._pipeline = Pipeline.default(self._llm)
+        return self._pipeline
+
+    def start_worker(self) -> None:
+        """Drain background jobs in a daemon thread of this process (idempotent)."""
+        with self._worker_lock:
+            if self._worker is None:
+                self._worker = jobs.Worker(self).start()
+
+    def stop_worker(self) -> None:
+        with self._worker_lock:
+            worker, self._worker = self._worker, None
+        if worker is not None:
+            worker.stop()
+
+    def jobs(self, tenant: str | None = None, statuses: Sequence[JobStatus | str] = (), limit: int = 100) -> list[Job]:
+        return self.store.jobs(tenant, [JobStatus(s) for s in statuses], limit)
+
+    def drain_jobs(self, max_jobs: int | None = None) -> int:
+        """Run due background jobs in this thread until none is due."""
+        return jobs.drain(self, max_jobs)
 
     def update(
         self,

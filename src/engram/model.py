@@ -50,6 +50,7 @@ class Operation(StrEnum):
     RECALL = "recall"
     IMPORT = "import"
     REINDEX = "reindex"
+    EXTRACT = "extract"  # one add(): what the extractor proposed and what was done
 
 
 def parse_enum(enum: type[StrEnum], value: Any, what: str) -> Any:
@@ -272,3 +273,27 @@ class Message:
     id: str | None = None
     name: str | None = None  # the speaker's name where the transcript has one
     at: datetime | None = None
+
+
+class JobStatus(StrEnum):
+    QUEUED = "queued"
+    RUNNING = "running"
+    DONE = "done"
+    PARKED = "parked"  # failed too often; kept with its error for a person to look at
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    """A durable background add(): survives restarts, retried with backoff."""
+
+    id: str
+    tenant: str
+    status: JobStatus
+    payload: Mapping[str, Any]
+    attempts: int
+    max_attempts: int
+    next_attempt_at: datetime
+    created_at: datetime
+    updated_at: datetime
+    last_error: str | None = None
+    result: Mapping[str, Any] | None = None

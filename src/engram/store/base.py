@@ -14,7 +14,7 @@ from typing import Any, Literal, Protocol
 
 import numpy as np
 
-from ..model import AuditEvent, Kind, MemoryRecord, Operation, Stats, Status, Version
+from ..model import AuditEvent, Job, JobStatus, Kind, MemoryRecord, Operation, Stats, Status, Version
 
 MetadataOp = Literal["eq", "ne", "gt", "gte", "lt", "lte"]
 TimeField = Literal["created_at", "updated_at", "valid_from", "last_accessed_at"]
@@ -92,7 +92,7 @@ class Touch:
 @dataclass(frozen=True, slots=True)
 class WriteBatch:
     """Everything one logical change writes, applied in ONE transaction, in this
-    order: purges, records (with compare-and-swap), versions, touches, audit."""
+    order: purges, records (with compare-and-swap), versions, touches, audit, jobs."""
 
     tenant: str
     records: tuple[RecordWrite, ...] = ()
@@ -100,6 +100,7 @@ class WriteBatch:
     audit: tuple[AuditDraft, ...] = ()
     purge_ids: tuple[str, ...] = ()  # hard delete: record, versions, vector, terms
     touches: tuple[Touch, ...] = ()
+    jobs: tuple[Job, ...] = ()  # background jobs to enqueue
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,6 +152,15 @@ class Store(Protocol):
     def namespaces(self, tenant: str, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]: ...
 
     def tenants(self) -> list[str]: ...
+
+    def claim_job(self, now: datetime, lease_seconds: float) -> Job | None: ...
+
+    def finish_job(
+        self, tenant: str, job_id: str, status: JobStatus, at: datetime, *, error: str | None = None,
+        result: dict[str, Any] | None = None, retry_at: datetime | None = None,
+    ) -> None: ...
+
+    def jobs(self, tenant: str | None, statuses: Sequence[JobStatus] = (), limit: int = 100) -> list[Job]: ...
 
     def stats(self, tenant: str | None = None) -> Stats: ...
 

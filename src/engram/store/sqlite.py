@@ -14,13 +14,15 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
 
 from ..errors import ConflictError, MigrationError, NotAnEngramDatabaseError, StorageError
-from ..model import AuditEvent, MemoryRecord, Stats, Version
+from ..model import AuditEvent, Job, JobStatus, MemoryRecord, Stats, Version
+from . import sqlite_jobs as job_rows
 from . import sqlite_rows as rows
 from .base import AuditQuery, OrderBy, RecordFilter, ScoredId, WriteBatch
 from .codec import namespace_from_key, namespace_key, namespace_range, scope_token
@@ -190,6 +192,8 @@ class SQLiteStore:
             rows.touch_record(conn, tenant, touch)
         for draft in batch.audit:
             rows.insert_audit(conn, tenant, draft)
+        for job in batch.jobs:
+            job_rows.insert_job(conn, job)
         if batch.records or batch.purge_ids:
             conn.execute(
                 "INSERT INTO tenant_state (tenant, seq) VALUES (?, 1) "
@@ -314,6 +318,30 @@ class SQLiteStore:
 
     def tenants(self) -> list[str]:
         return [row[0] for row in self._read("SELECT DISTINCT tenant FROM memories ORDER BY tenant")]
+
+    # -- background jobs ---------------------------------------------------------------------
+
+    def claim_job(self, now: datetime, lease_seconds: float) -> Job | None:
+        with self._write() as conn:
+            return job_rows.claim_due_job(conn, now, lease_seconds)
+
+    def finish_job(
+        self, tenant: str, job_id: str, status: JobStatus, at: datetime, *, error: str | None = None,
+        result: dict[str, Any] | None = None, retry_at: datetime | None = None,
+    ) -> None:
+        with self._write() as conn:
+            job_rows.finish_job(conn, tenant, job_id, status, at, error=error, result=result, retry_at=retry_at)
+
+    def jobs(self, tenant: str | None, statuses: Sequence[JobStatus] = (), limit: int = 100) -> list[Job]:
+        sql, params = "SELECT * FROM jobs WHERE 1 = 1", []
+        if tenant is not None:
+            sql += " AND tenant = ?"
+            params.append(tenant)
+        if statuses:
+            sql += f" AND status IN ({', '.join('?' * len(statuses))})"
+            params += [s.value for s in statuses]
+        found = self._read(sql + " ORDER BY created_at DESC LIMIT ?", [*params, limit])
+        return [job_rows.job_from_row(row) for row in found]
 
     def stats(self, tenant: str | None = None) -> Stats:
         where, params = ("WHERE tenant = ?", [tenant]) if tenant else ("", [])

@@ -75,4 +75,26 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
         );
         """,
     ),
+    (
+        2,
+        "durable background jobs",
+        """
+        CREATE TABLE jobs (
+            tenant TEXT NOT NULL,
+            id TEXT NOT NULL,
+            status TEXT NOT NULL,
+            payload TEXT NOT NULL,
+            attempts INTEGER NOT NULL DEFAULT 0,
+            max_attempts INTEGER NOT NULL,
+            next_attempt_at REAL NOT NULL,
+            lease_until REAL,
+            last_error TEXT,
+            result TEXT,
+            created_at REAL NOT NULL,
+            updated_at REAL NOT NULL,
+            PRIMARY KEY (tenant, id)
+        );
+        CREATE INDEX jobs_due ON jobs (status, next_attempt_at)
+        """,
+    ),
 )
