@@ -24,6 +24,11 @@ def shared_use_embedder() -> USEEmbedder:
     return _USE
 
 
+@pytest.fixture(scope="session")
+def usem3() -> USEEmbedder:
+    return shared_use_embedder()
+
+
 @pytest.fixture
 def db_path(tmp_path):
     return str(tmp_path / "memory.db")

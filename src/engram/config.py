@@ -30,6 +30,7 @@ class Settings(BaseSettings):
     candidate_pool: int = Field(50, gt=0)
     busy_timeout_ms: int = Field(30_000, ge=0)
     vector_cache_mb: int = Field(512, gt=0)
+    auto_worker: bool = Field(True, description="add(background=True) starts a worker thread in this process")
     record_recalls: bool = Field(True, description="log which memories context() served, in the audit")
 
     def retrieval(self) -> RetrievalSettings:

@@ -185,7 +185,8 @@ class Memory:
         if not background:
             return self.run_add(turns, scope, thread_id=thread_id, actor=actor, force=force)
         job = jobs.enqueue(self, turns, scope, thread_id, actor, force)
-        self.start_worker()
+        if self.settings.auto_worker:
+            self.start_worker()
         return AddResult((), True, "queued", self.pipeline.extractor.name, job_id=job.id)
 
     def run_add(
@@ -422,7 +423,18 @@ class Memory:
         return [e for e in events if e.namespace[: len(scope.namespace)] == scope.namespace]
 
     def stats(self, tenant: str | None = None) -> Stats:
-        return self.store.stats(tenant)
+        """Store counts plus background jobs by status and LLM tokens spent by add()."""
+        base = self.store.stats(tenant)
+        tenants = [tenant] if tenant else self.store.tenants()
+        tokens = {"prompt_tokens": 0, "completion_tokens": 0}
+        for name in tenants:
+            for event in self.store.audit(name, AuditQuery(operation=Operation.EXTRACT, limit=10**9)):
+                for key in tokens:
+                    tokens[key] += int(event.detail.get(key) or 0)
+        job_counts: dict[str, int] = {}
+        for job in self.store.jobs(tenant, (), limit=10**9):
+            job_counts[job.status.value] = job_counts.get(job.status.value, 0) + 1
+        return replace(base, extra={**base.extra, "llm_tokens": tokens, "jobs": job_counts})
 
     def namespaces(self, scope: Scope) -> list[tuple[str, ...]]:
         return self.store.namespaces(scope.tenant, scope.namespace)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from . import pipeline_cmds
 from .app import app
+
+pipeline_cmds.register(app)
 
 
 def main() -> None:

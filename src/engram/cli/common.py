@@ -20,6 +20,7 @@ from ..errors import (
     StorageError,
     ValidationError,
 )
+from ..config import Settings
 from ..memory import Memory
 from ..model import MemoryRecord, Scope, SearchHit, Version
 from ..store.codec import record_to_data, version_to_data
@@ -58,8 +59,8 @@ def scope_from(tenant: str, user: str | None, agent: str | None, ns: list[str] |
 
 
 @contextmanager
-def opened(db: str | None) -> Iterator[Memory]:
-    memory = run(lambda: Memory.open(db))
+def opened(db: str | None, **settings: Any) -> Iterator[Memory]:
+    memory = run(lambda: Memory.open(db, settings=Settings(**settings) if settings else None))
     try:
         yield memory
     finally:

@@ -25,7 +25,7 @@ PATTERNS: dict[str, re.Pattern[str]] = {
     "email": re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"),
     "cn_id": re.compile(r"(?<!\d)\d{17}[\dXx](?!\d)"),
     "card": re.compile(r"(?<!\d)(?:\d[ -]?){13,19}(?!\d)"),
-    "phone": re.compile(r"(?<![\w+])(?:\+?\d{1,3}[ -]?)?(?:1[3-9]\d{9}|\(?\d{2,4}\)?[ -]?\d{3,4}[ -]?\d{4})(?!\d)"),
+    "phone": re.compile(r"(?<![\d+])(?:\+?\d{1,3}[ -]?)?(?:1[3-9]\d{9}|\(?\d{2,4}\)?[ -]?\d{3,4}[ -]?\d{4})(?!\d)"),
     "iban": re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){3,7}\b"),
     "secret": re.compile(r"\b(?:sk|pk|ghp|xox[bp])[-_][A-Za-z0-9_-]{16,}\b|(?i:password|密码)\s*[:：是为=]\s*\S+"),
 }

