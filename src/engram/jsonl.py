@@ -7,10 +7,12 @@ import io
 import json
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
+from datetime import datetime
 from pathlib import Path
 from typing import IO, Any, Literal
 
-from .errors import ConflictError, EngramError, ImportFormatError
+from .embed.base import Embedder
+from .errors import ConflictError, EngramError, ImportFormatError, InvalidValueError
 from .model import MemoryRecord, Operation, Scope, Version
 from .search.tokenize import index_text
 from .store.base import AuditDraft, RecordFilter, RecordWrite, Store, WriteBatch
@@ -142,3 +144,46 @@ def open_text(source: str | Path | IO[str]) -> IO[str]:
     if isinstance(source, (str, Path)):
         return open(source, encoding="utf-8")
     return source if not isinstance(source, io.BufferedIOBase) else io.TextIOWrapper(source, encoding="utf-8")
+
+
+@dataclass(frozen=True, slots=True)
+class ImportResult:
+    imported: int
+    skipped: int
+    tenant: str
+
+
+def export_to(store: Store, scope: Scope, dest: str | Path | IO[str], now: datetime) -> int:
+    """Write the export to a path or an open text stream; returns the number of records."""
+    lines = export_lines(store, scope, now.isoformat())
+    if isinstance(dest, (str, Path)):
+        with open(dest, "w", encoding="utf-8") as handle:
+            return _write_lines(handle, lines)
+    return _write_lines(dest, lines)
+
+
+def _write_lines(handle: IO[str], lines: Iterable[str]) -> int:
+    count = -1  # the header is not a record
+    for line in lines:
+        handle.write(line + "\n")
+        count += 1
+    return count
+
+
+def import_from(
+    store: Store, embedder: Embedder, source: str | Path | IO[str], *, on_conflict: OnConflict, actor: str,
+    at: datetime,
+) -> ImportResult:
+    if on_conflict not in ("error", "skip", "replace"):
+        raise InvalidValueError(f"on_conflict must be error, skip or replace, not {on_conflict!r}")
+    handle = open_text(source)
+    try:
+        header, items = parse_lines(handle)
+    finally:
+        if handle is not source:
+            handle.close()
+    batch, skipped = import_batch(store, header["tenant"], items, embedder.embed, embedder.name, actor=actor, at=at,
+                                  on_conflict=on_conflict)
+    if batch.records:
+        store.apply(batch)
+    return ImportResult(imported=len(batch.records), skipped=skipped, tenant=header["tenant"])

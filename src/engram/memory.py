@@ -39,9 +39,9 @@ from .search import tokenize
 from .search.context import ContextBlock, build_context
 from .search.retrieve import retrieve
 from .store import Store, open_store
-from .jsonl import OnConflict, export_lines, import_batch, open_text, parse_lines
-from .search.tokenize import index_text
-from .store.base import AuditDraft, AuditQuery, RecordFilter, RecordWrite, Touch, WriteBatch
+from . import jsonl
+from .embed.reindex import reindex_store
+from .store.base import AuditDraft, AuditQuery, RecordFilter, Touch, WriteBatch
 from .writes import MemoryDraft, batch_of, build_record, change, retire, revise
 
 DEFAULT_ACTOR = "app"
@@ -82,7 +82,7 @@ class Memory:
         self.policies = list(policies)
         self._pipeline = pipeline
         self._llm = llm
-        self._worker: Worker | None = None
+        self._worker: jobs.Worker | None = None
         self._worker_lock = threading.Lock()
         tokenize.set_cjk_mode(self.settings.cjk_tokenizer)
 
@@ -443,61 +443,19 @@ class Memory:
 
     def export_jsonl(self, dest: str | Path | IO[str], scope: Scope) -> int:
         """Write every record in the scope (and below), with its versions, as JSONL."""
-        lines = export_lines(self.store, scope, self.clock.now().isoformat())
-        if isinstance(dest, (str, Path)):
-            with open(dest, "w", encoding="utf-8") as handle:
-                return _write_lines(handle, lines)
-        return _write_lines(dest, lines)
+        return jsonl.export_to(self.store, scope, dest, self.clock.now())
 
     def import_jsonl(
-        self, source: str | Path | IO[str], *, on_conflict: OnConflict = "error", actor: str = DEFAULT_ACTOR
-    ) -> ImportResult:
+        self, source: str | Path | IO[str], *, on_conflict: jsonl.OnConflict = "error", actor: str = DEFAULT_ACTOR
+    ) -> jsonl.ImportResult:
         """Validate the whole file, then write it in one transaction (all-or-nothing)."""
-        if on_conflict not in ("error", "skip", "replace"):
-            raise InvalidValueError(f"on_conflict must be error, skip or replace, not {on_conflict!r}")
-        handle = open_text(source)
-        try:
-            header, items = parse_lines(handle)
-        finally:
-            if handle is not source:
-                handle.close()
-        batch, skipped = import_batch(
-            self.store, header["tenant"], items, self.embedder.embed, self.embedder.name,
-            actor=actor, at=self.clock.now(), on_conflict=on_conflict,
-        )
-        if batch.records:
-            self.store.apply(batch)
-        return ImportResult(imported=len(batch.records), skipped=skipped, tenant=header["tenant"])
+        return jsonl.import_from(self.store, self.embedder, source, on_conflict=on_conflict, actor=actor,
+                                 at=self.clock.now())
 
     def reindex(self, *, batch_size: int = 256, progress: Callable[[int, int], None] | None = None) -> int:
         """Re-embed every record whose vector came from another model. Reads keep
         working meanwhile; a record changed concurrently is retried on the next pass."""
-        total_done = 0
-        for tenant in self.store.tenants():
-            where = RecordFilter(descendants=True, statuses=())
-            while True:
-                stale = [r for r in self.store.query(tenant, where, limit=10**9) if r.embedding_model != self.embedder.name]
-                if not stale:
-                    break
-                total = len(stale)
-                for start in range(0, total, batch_size):
-                    total_done += self._reembed(tenant, stale[start : start + batch_size])
-                    if progress:
-                        progress(min(start + batch_size, total), total)
-        return total_done
-
-    def _reembed(self, tenant: str, records: Sequence[MemoryRecord]) -> int:
-        vectors = self.embedder.embed([r.content for r in records])
-        done = 0
-        for record, vector in zip(records, vectors):
-            fresh = replace(record, embedding_model=self.embedder.name)
-            write = RecordWrite(fresh, index_text(fresh.content), vector, record.version)
-            try:
-                self.store.apply(WriteBatch(tenant, records=(write,)))
-                done += 1
-            except ConflictError:
-                continue  # changed meanwhile: the next pass sees its new state
-        return done
+        return reindex_store(self.store, self.embedder, batch_size=batch_size, progress=progress)
 
     # -- helpers -----------------------------------------------------------------------------
 
@@ -545,21 +503,6 @@ class Memory:
             )
             touches = tuple(Touch(h.record.id, now) for h in group)
             self.store.apply(WriteBatch(tenant, audit=audit, touches=touches))
-
-
-@dataclass(frozen=True, slots=True)
-class ImportResult:
-    imported: int
-    skipped: int
-    tenant: str
-
-
-def _write_lines(handle: IO[str], lines: Iterable[str]) -> int:
-    count = -1  # the header is not a record
-    for line in lines:
-        handle.write(line + "\n")
-        count += 1
-    return count
 
 
 def _is_postgres(target: str) -> bool:
