@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import json
 import threading
 from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime, timedelta
@@ -107,7 +108,7 @@ class EngramStore(BaseStore):
     # -- the public BaseStore surface (engram's label rules instead of "no dots") ----------
 
     def get(self, namespace: tuple[str, ...], key: str, *, refresh_ttl: bool | None = None) -> EngramItem | None:
-        return self.batch([GetOp(tuple(namespace), str(key), self._refresh(refresh_ttl))])[0]
+        return self.batch([GetOp(_tuple(namespace), str(key), self._refresh(refresh_ttl))])[0]
 
     def search(
         self,
@@ -120,7 +121,7 @@ class EngramStore(BaseStore):
         offset: int = 0,
         refresh_ttl: bool | None = None,
     ) -> list[EngramSearchItem]:
-        op = SearchOp(tuple(namespace_prefix), filter, limit, offset, query, self._refresh(refresh_ttl))
+        op = SearchOp(_tuple(namespace_prefix), filter, limit, offset, query, self._refresh(refresh_ttl))
         return self.batch([op])[0]
 
     def put(
@@ -136,11 +137,11 @@ class EngramStore(BaseStore):
         """Store or replace an item. ``expected_version`` (from ``get(...).version``;
         0 = the key must not exist) makes it a compare-and-swap that raises
         ``engram.ConflictError`` when another writer got there first."""
-        op = PutOp(tuple(namespace), str(key), value, index=index, ttl=self._ttl(ttl))
+        op = PutOp(_tuple(namespace), str(key), value, index=index, ttl=self._ttl(ttl))
         self._put(op, expected_version=expected_version, validate_root=True)
 
     def delete(self, namespace: tuple[str, ...], key: str, *, expected_version: int | None = None) -> None:
-        self._put(PutOp(tuple(namespace), str(key), None), expected_version=expected_version)
+        self._put(PutOp(_tuple(namespace), str(key), None), expected_version=expected_version)
 
     def list_namespaces(
         self,
@@ -247,6 +248,10 @@ class EngramStore(BaseStore):
             raise InvalidValueError(f"value must be a mapping (dict), got {type(op.value).__name__}")
         if any(not isinstance(k, str) for k in op.value):
             raise InvalidValueError("value keys must be strings")
+        try:
+            json.dumps(dict(op.value), allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise InvalidValueError(f"value must be JSON-serializable (no NaN): {exc}") from None
         self._slots.put(scope, key, self._slot_value(op), actor=self.actor, expected_version=expected_version)
 
     def _slot_value(self, op: PutOp) -> SlotValue:
@@ -425,6 +430,10 @@ def _list_op(
     return ListNamespacesOp(match_conditions=tuple(conditions), max_depth=max_depth, limit=limit, offset=offset)
 
 
+def _tuple(namespace: Any) -> tuple[str, ...]:
+    return tuple(check_namespace(namespace))
+
+
 def _check_ttl(ttl: Any) -> float | None:
     if ttl is None:
         return None
@@ -444,7 +453,7 @@ def _item(record: MemoryRecord, *, score: float | None | Literal[False] = False)
         key=meta["key"],
         value=_value(record),
         created_at=record.created_at,
-        updated_at=datetime.fromisoformat(meta["updated_at"]),
+        updated_at=max(datetime.fromisoformat(meta["updated_at"]), record.created_at),
         version=record.version,
     )
     if score is False:
