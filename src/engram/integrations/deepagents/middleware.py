@@ -9,16 +9,18 @@ from __future__ import annotations
 from typing import Any
 
 from deepagents.middleware.memory import MemoryMiddleware
+from langchain_core.runnables import RunnableConfig
+from langgraph.runtime import Runtime
 
 
 class EngramMemoryMiddleware(MemoryMiddleware):
     """MemoryMiddleware that re-reads its sources on every turn (one backend read
     per source; engram answers it by primary key)."""
 
-    def before_agent(self, state: Any, runtime: Any, config: Any) -> Any:  # type: ignore[override]
+    def before_agent(self, state: Any, runtime: Runtime, config: RunnableConfig) -> Any:  # type: ignore[override]
         return super().before_agent(_without_cache(state), runtime, config)
 
-    async def abefore_agent(self, state: Any, runtime: Any, config: Any) -> Any:  # type: ignore[override]
+    async def abefore_agent(self, state: Any, runtime: Runtime, config: RunnableConfig) -> Any:  # type: ignore[override]
         return await super().abefore_agent(_without_cache(state), runtime, config)
 
 
