@@ -211,3 +211,13 @@ def test_old_protocol_names(backend):
     assert [i["path"] for i in backend.ls_info("/")] == ["/a.md"]
     assert [i["path"] for i in backend.glob_info("*.md")] == ["/a.md"]
     assert backend.grep_raw("tea")[0]["path"] == "/a.md"
+
+
+def test_invalid_namespace_labels_are_errors_on_results(memory):
+    broken = EngramBackend(memory, namespace=lambda runtime: ("users", "bad\x07id", "files"))
+    assert "control character" in broken.write("/a.md", "x").error
+    assert "control character" in broken.read("/a.md").error
+    assert "control character" in broken.ls("/").error
+    assert broken.download_files(["/a.md"])[0].error.startswith("Error:")
+    with pytest.raises(ValueError):
+        EngramBackend(memory, namespace=("users", ""))
