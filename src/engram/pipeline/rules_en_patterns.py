@@ -1,0 +1,381 @@
+"""English pattern tables: who the user is, what they like, do, decide and must do.
+
+Order matters only for ties: when two patterns overlap in a clause, the more
+confident wins, and on equal confidence the one listed first.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..model import Kind
+from .rules_common import Finding
+from .rules_en_base import (
+    ADV,
+    ADVERB_WORDS,
+    IRREGULAR_PAST,
+    Pattern,
+    conjugate,
+    deadline,
+    finding,
+    owner,
+    pattern,
+    predicate,
+    state,
+    third_person,
+    trim_tail,
+    usable,
+)
+
+# --- identity and taste -----------------------------------------------------------
+
+_NATIONALITY = (
+    r"(?:American|British|English|Scottish|Irish|Welsh|Canadian|Mexican|Brazilian|Argentinian|Chinese"
+    r"|Japanese|Korean|Vietnamese|Thai|Filipino|Indian|Pakistani|German|French|Italian|Spanish|Portuguese"
+    r"|Dutch|Swedish|Norwegian|Danish|Finnish|Polish|Russian|Ukrainian|Greek|Turkish|Nigerian|Kenyan"
+    r"|Ghanaian|Egyptian|Australian|Christian|Muslim|Jewish|Buddhist|Hindu|Catholic|Sikh|atheist)"
+)
+_REL = (
+    r"wife|husband|partner|boyfriend|girlfriend|fianc[eé]e?|son|daughter|kids?|children|child|baby|babies"
+    r"|mom|mum|mother|dad|father|parents|brother|sister|siblings?|grandma|grandmother|grandpa|grandfather"
+    r"|grandkids|grandchildren|twins|cousin|aunt|uncle|family|best friend|roommate|boss|manager"
+)
+_PET = (
+    r"dogs?|cats?|pupp(?:y|ies)|kittens?|pets?|birds?|parrots?|fish|hamsters?|rabbits?|bunn(?:y|ies)"
+    r"|turtles?|snakes?|horses?|guinea pigs?"
+)
+
+
+_IS_NATIONALITY = re.compile(_NATIONALITY)
+_IS_PET = re.compile(_PET, re.IGNORECASE)
+_NOT_A_TASTE = re.compile(r"\s*(?:you|to (?:see|hear|know|read|chat|talk))\b", re.IGNORECASE)
+_SOFT_DISLIKE = re.compile(r"\breally (?:like|enjoy|into)|not a fan", re.IGNORECASE)
+
+
+def _name(match: re.Match[str], speaker: str | None) -> Finding | None:
+    return finding(Kind.FACT, "identity", 0.9, f"{owner(speaker)} name is {match.group('x')}")
+
+
+def _call_me(match: re.Match[str], speaker: str | None) -> Finding | None:
+    return finding(Kind.FACT, "identity", 0.85, state(speaker, f"prefers to be called {match.group('x')}"))
+
+
+def _i_am_name(match: re.Match[str], speaker: str | None) -> Finding | None:
+    name = match.group("x")
+    if _IS_NATIONALITY.fullmatch(name.split(" ")[0]):
+        return finding(Kind.FACT, "identity", 0.85, state(speaker, f"is {name}"))
+    return finding(Kind.FACT, "identity", 0.8, f"{owner(speaker)} name is {name}")
+
+
+def _birthday(match: re.Match[str], speaker: str | None) -> Finding | None:
+    whose = f"{match.group('rel')}'s " if match.group("rel") else ""
+    return finding(Kind.FACT, "identity", 0.9, f"{owner(speaker)} {whose}birthday is {match.group('x')}")
+
+
+def _favorite(match: re.Match[str], speaker: str | None) -> Finding | None:
+    value = third_person(match.group("x"), speaker)
+    if not usable(value):
+        return None
+    confidence = 0.75 if match.group("tense").lower() == "was" else 0.85
+    return finding(Kind.PREFERENCE, "like", confidence, f"{owner(speaker)} favorite {match.group('what')} is {value}")
+
+
+def _favorite_of_mine(match: re.Match[str], speaker: str | None) -> Finding | None:
+    if not usable(match.group("x")):
+        return None
+    what = f" {match.group('what')}" if match.group("what") else ""
+    return finding(Kind.PREFERENCE, "like", 0.85, f"{owner(speaker)} favorite{what} is {match.group('x')}")
+
+
+def _like(match: re.Match[str], speaker: str | None) -> Finding | None:
+    obj = match.group("x")
+    if not usable(obj) or _NOT_A_TASTE.match(obj):
+        return None
+    confidence = 0.85 if match.group("v").lower() in {"prefer", "would rather"} else 0.8
+    rest = third_person(conjugate(match.group("vp")), speaker)
+    return finding(Kind.PREFERENCE, "like", confidence, state(speaker, rest))
+
+
+def _dislike(match: re.Match[str], speaker: str | None) -> Finding | None:
+    if not usable(match.group("x")):
+        return None
+    softened = bool(_SOFT_DISLIKE.search(match.group("vp")))
+    rest = third_person(conjugate(match.group("vp")), speaker)
+    return finding(Kind.PREFERENCE, "dislike", 0.8 if softened else 0.85, state(speaker, rest))
+
+
+IDENTITY_AND_TASTE: tuple[Pattern, ...] = (
+    pattern("name", r"\b(?i:my (?:full |first )?name is) (?P<x>[A-Z][\w'-]*(?: [A-Z][\w'-]*){0,3})", _name, 0),
+    pattern("call_me", r"\b(?i:call me) (?P<x>[A-Z][\w'-]*)", _call_me, 0),
+    pattern(
+        "i_am_name",
+        r"^(?:(?:[Hh]i|[Hh]ello|[Hh]ey)\W+(?:there\W+|all\W+"
+        r"|everyone\W+)?)?I am (?P<x>[A-Z][a-z]+(?: [A-Z][a-z]+)?)\W*$",
+        _i_am_name,
+        0,
+    ),
+    pattern("birthday", rf"\bmy (?:(?P<rel>{_REL})'s )?birthday is (?P<x>[^;!?]+)", _birthday),
+    pattern(
+        "age",
+        r"\bI (?P<vp>(?:am \d{1,3} (?:years old|yrs old|yo)|(?:just )?turned \d{1,3}(?! (?:minutes|hours|days))))\b",
+        predicate(Kind.FACT, "identity", 0.85),
+    ),
+    pattern(
+        "nationality",
+        rf"\bI (?P<vp>am (?:a |an )?{_NATIONALITY}\b[^;!?]*)",
+        predicate(Kind.FACT, "identity", 0.85),
+    ),
+    pattern(
+        "allergy",
+        r"\bI (?P<vp>am (?:(?:very|severely|deathly|really|quite|also|mildly|super) )?allergic to (?P<x>[^;!?]+))",
+        predicate(Kind.PREFERENCE, "taboo", 0.9),
+    ),
+    pattern(
+        "diet",
+        r"\bI (?P<vp>am (?:a |an )?(?:strict )?(?:vegetarian|vegan|pescatarian|lactose[- ]intolerant"
+        r"|gluten[- ]intolerant|celiac|coeliac|diabetic|teetotal(?:er)?|sober|halal|kosher)\b[^;!?]*)",
+        predicate(Kind.PREFERENCE, "taboo", 0.85),
+    ),
+    pattern(
+        "abstain",
+        r"\bI (?P<vp>(?:do not|don't|never|cannot|can't|can not|no longer) (?:eat|drink|consume|touch"
+        r"|smoke)\b(?P<x>[^;!?]*))",
+        predicate(Kind.PREFERENCE, "taboo", 0.85),
+    ),
+    pattern(
+        "dislike",
+        rf"\bI (?P<vp>{ADV}(?:hate|dislike|detest|loathe|can't stand|cannot stand|can not stand"
+        r"|(?:do not|don't) (?:really )?(?:like|enjoy)|am not (?:really |very |much |that )?(?:a (?:big "
+        r"|huge )?fan of|into)"
+        r"|can't bear|cannot bear)\b(?P<x>[^;!?]*))",
+        _dislike,
+    ),
+    pattern(
+        "favorite",
+        r"\bmy (?:(?:all-time|absolute|very|personal) )*favou?rite (?P<what>[\w' -]{1,30}?) (?P<tense>is|are|was"
+        r"|has to be) (?P<x>[^;!?]+)",
+        _favorite,
+    ),
+    pattern(
+        "favorite_of_mine",
+        r"^(?:(?:and|but|so|oh|yeah|yes)[,\s]+)?(?P<x>[\w'\" -]{2,40}?) (?:is|are) (?:still )?my (?:all-time "
+        r"|absolute |very )?"
+        r"favou?rites?(?: (?P<what>[\w -]{1,20}))?\b",
+        _favorite_of_mine,
+    ),
+    pattern(
+        "like",
+        rf"\bI (?P<vp>{ADV}(?P<v>prefer|like|love|enjoy|adore|would rather|am (?:a )?(?:big |huge |massive )?fan of"
+        r"|am into|am passionate about|am obsessed with|am addicted to|am a sucker for)\b(?P<x>[^;!?]*))",
+        _like,
+    ),
+)
+
+# --- durable facts about the user's life -------------------------------------------------
+
+_JOB = (
+    r"engineer|developer|programmer|nurse|teacher|doctor|physician|surgeon|designer|manager|student"
+    r"|writer|artist|painter|lawyer|attorney|chef|cook|baker|accountant|scientist|researcher|consultant"
+    r"|analyst|architect|photographer|musician|singer|dancer|actor|actress|pilot|driver|firefighter"
+    r"|officer|soldier|veteran|farmer|mechanic|electrician|plumber|pharmacist|therapist|counsell?or"
+    r"|psychologist|dentist|vet|veterinarian|professor|lecturer|librarian|journalist|editor|author"
+    r"|entrepreneur|founder|co-founder|ceo|cto|intern|freelancer|tutor|coach|trainer|athlete|player"
+    r"|gamer|streamer|barista|waiter|waitress|cashier|recruiter|banker|investor|realtor|owner|volunteer"
+    r"|retiree|homemaker|social worker|paramedic|carpenter|technician|assistant|clerk|secretary"
+)
+
+
+def _family(match: re.Match[str], speaker: str | None) -> Finding | None:
+    rel = match.group("rel")
+    category = "pet" if _IS_PET.fullmatch(rel) else "family"
+    rest = third_person(trim_tail(match.group("x")), speaker)
+    return finding(Kind.FACT, category, 0.8, f"{owner(speaker)} {rel}{rest}")
+
+
+def _have(match: re.Match[str], speaker: str | None) -> Finding | None:
+    category = "pet" if _IS_PET.fullmatch(match.group("noun")) else "family"
+    rest = third_person(conjugate(match.group("vp")), speaker)
+    return finding(Kind.FACT, category, 0.85, state(speaker, rest))
+
+
+def _habit(match: re.Match[str], speaker: str | None) -> Finding | None:
+    words = match.group("vp").lower().split()
+    verb = next((word for word in words if word not in ADVERB_WORDS), "")
+    if verb.endswith("ed") or verb in IRREGULAR_PAST:
+        return None  # a dated event, not a routine; the episode pattern takes it
+    confidence = 0.7 if words[0] == "sometimes" else 0.8
+    return finding(Kind.FACT, "habit", confidence, state(speaker, third_person(conjugate(match.group("vp")), speaker)))
+
+
+_PLAN_STRENGTH = {"planning": 0.8, "about": 0.75, "getting ready": 0.75, "saving up": 0.75}
+
+
+def _plan(match: re.Match[str], speaker: str | None) -> Finding | None:
+    verb = match.group("v").lower()
+    if not usable(match.group("x"), starts_with_verb=verb == "going"):
+        return None
+    if verb == "going":  # "I'm gonna keep trying" is resolve; with a date it is a plan
+        confidence = 0.75 if deadline(match.group("x")) else 0.65
+    else:
+        confidence = _PLAN_STRENGTH.get(verb, 0.6)  # hoping, thinking of: not settled yet
+    return finding(Kind.FACT, "plan", confidence, state(speaker, "is " + third_person(match.group("rest"), speaker)))
+
+
+_INTEND_STRENGTH = {"plan": 0.8, "intend": 0.8, "am determined": 0.8, "aim": 0.75}
+
+
+def _intend(match: re.Match[str], speaker: str | None) -> Finding | None:
+    if not usable(match.group("x"), starts_with_verb=True):
+        return None
+    confidence = _INTEND_STRENGTH.get(match.group("v").lower(), 0.6)  # hope, want, would love
+    rest = third_person(conjugate(match.group("vp")), speaker)
+    return finding(Kind.FACT, "plan", confidence, state(speaker, rest))
+
+
+def _looking_forward(match: re.Match[str], speaker: str | None) -> Finding | None:
+    if not usable(match.group("x") or match.group("y") or "", starts_with_verb=bool(match.group("x"))):
+        return None
+    confidence = 0.75 if deadline(match.group("vp")) else 0.65  # looking forward to a dated thing is a plan
+    return finding(Kind.FACT, "plan", confidence, state(speaker, third_person(conjugate(match.group("vp")), speaker)))
+
+
+_ROUTINE = (
+    r"every (?:day|morning|night|evening|week|weekend|month|year|summer|winter|spring|fall|other day"
+    r"|(?:mon|tues|wednes|thurs|fri|satur|sun)day)|each (?:day|week|month|morning)|daily|weekly|monthly"
+    r"|twice a \w+|once a \w+|\w+ times a \w+|on weekends|on (?:mon|tues|wednes|thurs|fri|satur|sun)days"
+)
+
+LIFE_FACTS: tuple[Pattern, ...] = (
+    pattern(
+        "work",
+        rf"\bI (?P<vp>{ADV}(?:work|am working|have worked|have been working)\s+(?:as|at|for|in|with|from)\b[^;!?]*)",
+        predicate(Kind.FACT, "work", 0.85),
+    ),
+    pattern(
+        "job",
+        rf"\bI (?P<vp>am (?:now |currently |also |actually |still )?(?:a|an) (?:[\w-]+ ){{0,3}}?(?:{_JOB})s?\b[^;!?]*)",
+        predicate(Kind.FACT, "work", 0.85),
+    ),
+    pattern(
+        "teach",
+        rf"\bI (?P<vp>{ADV}(?:teach|tutor|coach|run (?:a|my own|the)|own (?:a|my own)|manage (?:a|the)) [^;!?]+)",
+        predicate(Kind.FACT, "work", 0.8),
+    ),
+    pattern(
+        "job_title",
+        r"\bmy (?:job|role|position|title|profession|occupation) is (?P<x>[^;!?]+)",
+        lambda m, s: finding(Kind.FACT, "work", 0.85, f"{owner(s)} job is {third_person(m.group('x'), s)}"),
+    ),
+    pattern(
+        "home",
+        rf"\bI (?P<vp>{ADV}(?:live|am living|have lived|have been living|reside|am based|grew up|was born|was raised"
+        r"|moved|have moved|relocated)\s+(?:in|to|at|near|out of|on)\b[^;!?]*)",
+        predicate(Kind.FACT, "location", 0.85),
+    ),
+    pattern("origin", r"\bI (?P<vp>am (?:originally )?from\s+[^;!?]+)", predicate(Kind.FACT, "location", 0.85)),
+    pattern(
+        "family",
+        rf"(?:^|(?<=[,;:] )|(?<=\band )|(?<=\bbut )|(?<=\bso ))my (?P<rel>{_REL}"
+        rf"|{_PET})\b(?P<x>(?-i:,? [A-Z][a-z]+,?)? (?:is|are|was|has|have|had|just|recently|works"
+        r"|lives|loves|likes|turned|started|got|goes|plays|studies|will|graduated|passed|moved|named|called)\b[^;!?]*)",
+        _family,
+    ),
+    pattern(
+        "have",
+        rf"\bI (?P<vp>{ADV}(?:have|have got|own|adopted|got|am raising|raise)\s+(?:a|an|one|two|three|four|five|six"
+        rf"|seven|\d+|another|a new|my first|twin)\s+(?:[\w-]+\s+){{0,2}}?(?P<noun>{_PET}|kids?|children|sons?"
+        rf"|daughters?"
+        r"|boys|girls|twins|grandkids|grandchildren|brothers?|sisters?|siblings)\b[^;!?]*)",
+        _have,
+    ),
+    pattern(
+        "named",
+        rf"\bI (?P<vp>{ADV}(?:have|have got|own|adopted|got|rescued) (?:a|an|two|three|\d+) [\w -]{{1,30}}? (?:named"
+        rf"|called)"
+        r" [A-Z][a-z]+[^;!?]*)",
+        predicate(Kind.FACT, "pet", 0.85),
+    ),
+    pattern(
+        "status",
+        rf"\bI (?P<vp>am {ADV}(?:married|divorced|single|engaged|widowed|pregnant|expecting|a (?:single |stay-at-home "
+        r"|proud |new )?(?:mom|mum|dad|mother|father|parent|grandparent|grandmother|grandfather|grandma"
+        r"|grandpa))\b[^;!?]*)",
+        predicate(Kind.FACT, "family", 0.85),
+    ),
+    pattern(
+        "study",
+        rf"\bI (?P<vp>{ADV}(?:am studying|study|am majoring in|majored in|am enrolled in|am in (?:college|grad school"
+        r"|high school|university|med school|law school)|graduated from|have a (?:degree|phd|masters?|master's) in"
+        r"|am doing (?:a|my) (?:degree|phd|masters?|master's)|am (?:a )?(?:freshman|sophomore|junior|senior) at"
+        r"|am getting (?:a|my) (?:degree|phd|masters?|master's)|am going back to school)\b[^;!?]*)",
+        predicate(Kind.FACT, "education", 0.85),
+    ),
+    pattern(
+        "since",
+        r"\bI (?P<vp>have been (?!feeling|thinking|wondering|meaning|waiting|trying|looking forward|dealing|struggling"
+        r"|going through|wanting)\w+ing\b[^;!?]*?\b(?:for|since)\b[^;!?]*)",
+        predicate(Kind.FACT, "hobby", 0.8),
+    ),
+    pattern(
+        "lately",
+        r"\bI (?P<vp>have been (?!feeling|thinking|wondering|meaning|waiting|trying|looking forward|dealing|struggling"
+        r"|going through|wanting|so|really|busy)\w+ing (?P<x>[^;!?]+))",
+        predicate(Kind.FACT, "activity", 0.7),
+    ),
+    pattern(
+        "usually",
+        r"\bI (?P<vp>(?:usually|often|always|regularly|normally|typically|generally|frequently|sometimes|mostly)"
+        r" (?!think|feel|wonder|say|tell|try|want|wish)[^;!?]+)",
+        _habit,
+    ),
+    pattern(
+        "routine",
+        rf"\bI (?P<vp>(?!was\b|am\b|will\b|would\b|could\b|should\b)[a-z]+ [^;!?]*?\b(?:{_ROUTINE})\b[^;!?]*)",
+        _habit,
+    ),
+    pattern(
+        "plan",
+        rf"\b(?:I am|we are) (?P<rest>{ADV}(?P<v>planning|going|hoping|thinking of|thinking about|considering"
+        rf"|looking into"
+        r"|looking to|aiming|saving up|getting ready|about|trying) (?:to |on |of |for )?(?P<x>[^;!?]+))",
+        _plan,
+    ),
+    pattern(
+        "intend",
+        rf"\bI (?P<vp>{ADV}(?P<v>plan|intend|am determined|aim|hope|want|would love|can't wait"
+        rf"|cannot wait) to (?P<x>[^;!?]+))",
+        _intend,
+    ),
+    pattern(
+        "looking_forward",
+        r"\bI (?P<vp>(?:can't|cannot) wait (?:for|to) (?P<x>[^;!?]+)|am (?:really "
+        r"|so )?looking forward to (?P<y>[^;!?]+))",
+        _looking_forward,
+    ),
+    pattern(
+        "upcoming",
+        r"\bI (?P<vp>have (?:a|an|my|another|the) [^;!?]*?\b(?:coming up|next (?:week|month|weekend|year)|tomorrow"
+        r"|tonight"
+        r"|this (?:week|weekend|month)|on (?:mon|tues|wednes|thurs|fri|satur|sun)day)\b[^;!?]*)",
+        predicate(Kind.FACT, "plan", 0.75),
+    ),
+    pattern(
+        "ongoing",
+        rf"\bI (?P<vp>am {ADV}(?!feeling|doing|going|loving|trying|thinking|hoping|wondering|getting|looking|having"
+        r"|glad|sure|kidding|joking|saying|telling|asking|talking|chatting|planning|wearing|sitting|standing|waiting"
+        r"|running out|eating|drinking|heading|leaving|coming|starting to|beginning|dying"
+        r"|freaking)[a-z]+ing (?P<x>[^;!?]+))",
+        predicate(Kind.FACT, "activity", 0.7),
+    ),
+    pattern(
+        "language",
+        rf"\bI (?P<vp>{ADV}(?:speak|am fluent in|am learning|grew up speaking) [A-Z][a-z]+\b[^;!?]*)",
+        predicate(Kind.FACT, "language", 0.8),
+        0,
+    ),
+    pattern(
+        "uses",
+        rf"\bI (?P<vp>{ADV}(?:use|rely on|depend on) (?P<x>(?!it\b|this\b|that\b|them\b)[^;!?]+))",
+        predicate(Kind.FACT, "tools", 0.7),
+    ),
+)

@@ -1,0 +1,120 @@
+"""Chinese surface handling and pattern plumbing for the rule extractor.
+
+Memories speak about the user in the third person: "我不吃辣" is kept as
+"用户不吃辣" (or "张三不吃辣" when the speaker's name is known).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from types import MappingProxyType
+
+from ..model import Kind
+from .rules_common import Finding
+
+# A clause character (stops at any comma or sentence end) and a sentence character
+# (runs through commas), for patterns that must or may span "，".
+C = r"[^，,。；;！!？?\n]"
+CC = r"[^。；;！!？?\n]"
+END = r"(?=[，,。；;！!？?、\s]|$)"
+
+_DIGITS = r"[\d一二三四五六七八九十两]"
+TIME = (
+    rf"(?:今天|今晚|明天|明早|明晚|后天|大后天|今早|(?:本|这|下)(?:周|星期)[一二三四五六日天]?|周[一二三四五六日天末]"
+    rf"|星期[一二三四五六日天]|礼拜[一二三四五六日天]|月底|月初|月中|年底|年初|季度末|(?:本|这个|下个?)月(?:底|初)?"
+    rf"|{_DIGITS}{{1,2}}月{_DIGITS}{{1,3}}[日号]|{_DIGITS}{{1,2}}[号日]|下班|明年|今年年底)"
+    rf"(?:[上下]午|早上|晚上|中午)?(?:{_DIGITS}{{1,2}}点(?:半|{_DIGITS}{{1,2}}分)?)?"
+)
+_DEADLINE = re.compile(rf"{TIME}(?:之前|以前|前|为止|截止)|截止(?:日期|时间)?(?:是|为|在|定在)?{C}+")
+_ANY_TIME = re.compile(TIME)
+
+_OUR_GROUP = re.compile(r"我们(?=公司|团队|部门|单位|小组|组|项目|集团|学校|医院)")
+_LEADING_WE = re.compile(r"^我们(?:的)?")
+_PLEASE = re.compile(r"(?<![申邀聘])请(?![假求教示柬客])")
+_TRAILING = re.compile(r"[\s，,。；;！!？?…~～了啊呀吧哦呢啦嘛哈]+$")
+
+
+def who(speaker: str | None) -> str:
+    return speaker or "用户"
+
+
+def third_person(text: str, speaker: str | None) -> str:
+    """我 -> 用户 (or the speaker's name); "我们公司" -> "公司"; a leading 我们 is dropped."""
+    text = _OUR_GROUP.sub("", text)
+    text = _LEADING_WE.sub("", text)
+    text = text.replace("我们", "\x00").replace("我", who(speaker)).replace("\x00", "我们")
+    return _PLEASE.sub("", text)
+
+
+def tidy(text: str) -> str:
+    return _TRAILING.sub("", text.strip())
+
+
+def deadline(text: str) -> str | None:
+    match = _DEADLINE.search(text) or _ANY_TIME.search(text)
+    return match.group(0) if match else None
+
+
+def has_deadline(text: str) -> bool:
+    return bool(_DEADLINE.search(text))
+
+
+Builder = Callable[[re.Match[str], str | None], Finding | None]
+
+
+@dataclass(frozen=True, slots=True)
+class Pattern:
+    name: str
+    regex: re.Pattern[str]
+    build: Builder
+
+
+def pattern(name: str, regex: str, build: Builder) -> Pattern:
+    return Pattern(name, re.compile(regex), build)
+
+
+def finding(kind: Kind, category: str, confidence: float, content: str, **metadata: str | None) -> Finding | None:
+    content = tidy(content)
+    if len(content) < 3:
+        return None
+    meta = MappingProxyType({key: value for key, value in metadata.items() if value})
+    return Finding(kind, content[:300], confidence, category, (0, 0), "", meta)
+
+
+def about_user(kind: Kind, category: str, confidence: float) -> Builder:
+    """Builder for "我<vp>": the user (or their name) followed by the rest, rewritten."""
+
+    def build(match: re.Match[str], speaker: str | None) -> Finding | None:
+        phrase = third_person(match.group("vp"), speaker)
+        return finding(kind, category, confidence, who(speaker) + phrase)
+
+    return build
+
+
+def as_said(kind: Kind, category: str, confidence: float) -> Builder:
+    """Builder for impersonal statements (rules, decisions): group ``x`` rewritten, nothing added."""
+
+    def build(match: re.Match[str], speaker: str | None) -> Finding | None:
+        text = match.group("x")
+        when = deadline(text) if kind is Kind.TODO else None
+        return finding(kind, category, confidence, third_person(text, speaker), deadline=when)
+
+    return build
+
+
+# Subjectless clauses that continue the previous clause's "我": "我是王磊，在杭州做前端".
+_CONTINUES_SUBJECT = re.compile(
+    r"^(?:在|住|做|当|是|喜欢|爱|讨厌|不吃|不喝|不太|不喜欢|也|还|平时|每天|每周|今年|老家|一直|最|特别|比较|很|养|有|对|已经|刚)"
+)
+_CLAUSE = re.compile(r"[^，,]+[，,]?")
+
+
+def carry_subject(sentence: str) -> str:
+    parts = _CLAUSE.findall(sentence)
+    for index in range(1, len(parts)):
+        previous = parts[index - 1]
+        if previous.startswith("我") and not previous.startswith("我们") and _CONTINUES_SUBJECT.match(parts[index]):
+            parts[index] = "我" + parts[index]
+    return "".join(parts)
