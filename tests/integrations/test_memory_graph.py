@@ -59,7 +59,8 @@ def test_recalls_memories_grouped_by_kind_and_sends_only_last_n(memory, no_extra
     graph.invoke({"messages": [("user", "third")]}, cfg("t1"))
     assert [m.type for m in model.prompts[2]] == ["system", "human", "ai", "human"]
     (turns, scope), options = no_extraction[-1]
-    assert [t.content for t in turns] == ["third", "reply 2"] and scope == Scope("default", ("users", "ana@example.com"))
+    assert [t.content for t in turns] == ["third", "reply 2"]
+    assert scope == Scope("default", ("users", "ana@example.com"))
     assert options["thread_id"] == "t1" and len(options["message_ids"]) == 2
 
 

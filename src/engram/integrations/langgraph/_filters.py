@@ -93,7 +93,7 @@ def compare(actual: Any, wanted: Any) -> bool:
         return (
             isinstance(actual, (list, tuple))
             and len(actual) == len(wanted)
-            and all(compare(a, w) for a, w in zip(actual, wanted))
+            and all(compare(a, w) for a, w in zip(actual, wanted, strict=True))
         )
     return actual == wanted
 
@@ -123,9 +123,9 @@ def namespace_matches(namespace: tuple[str, ...], condition: MatchCondition) -> 
     if len(namespace) < len(path):
         return False
     if condition.match_type == "prefix":
-        pairs = zip(namespace, path)
+        pairs = zip(namespace, path, strict=False)
     elif condition.match_type == "suffix":
-        pairs = zip(reversed(namespace), reversed(path))
+        pairs = zip(reversed(namespace), reversed(path), strict=False)
     else:
         raise InvalidValueError(f"unsupported namespace match type {condition.match_type!r}")
     return all(want == "*" or got == want for got, want in pairs)

@@ -41,7 +41,7 @@ from ...filters import record_filter
 from ...memory import Memory
 from ...model import Kind, MemoryRecord, Scope, Status, parse_enum
 from ...store.base import RecordFilter
-from .._slots import SlotValue, Slots
+from .._slots import Slots, SlotValue
 from ._filters import check_namespace, literal_prefix, matches, namespace_matches, split_filter
 
 ITEM_TAG = "langgraph-item"
