@@ -31,6 +31,7 @@ from .model import (
     Stats,
     Status,
     Version,
+    parse_enum,
 )
 from .pipeline import jobs
 from .pipeline.messages import normalize_messages
@@ -418,7 +419,7 @@ class Memory:
         self, scope: Scope, *, record_id: str | None = None, operation: Operation | str | None = None,
         since: datetime | None = None, limit: int = 100,
     ) -> list[AuditEvent]:
-        op = Operation(operation) if operation is not None else None
+        op = parse_enum(Operation, operation, "operation") if operation is not None else None
         events = self.store.audit(scope.tenant, AuditQuery(record_id, op, since, limit))
         return [e for e in events if e.namespace[: len(scope.namespace)] == scope.namespace]
 

@@ -78,8 +78,8 @@ def check_label(label: Any, what: str = "namespace label") -> str:
         raise InvalidScopeError(f"{what} must not be empty")
     if len(label) > MAX_LABEL_CHARS:
         raise InvalidScopeError(f"{what} is longer than {MAX_LABEL_CHARS} characters")
-    if any(unicodedata.category(ch) == "Cc" for ch in label):
-        raise InvalidScopeError(f"{what} {label!r} contains a control character")
+    if any(unicodedata.category(ch) in ("Cc", "Cs") for ch in label):
+        raise InvalidScopeError(f"{what} {label!r} contains a control character or a lone surrogate")
     return label
 
 

@@ -48,6 +48,11 @@ def check_content(content: Any, max_chars: int) -> str:
         raise InvalidContentError(f"content has {len(text)} characters; the limit is {max_chars}")
     if "\x00" in text:
         raise InvalidContentError("content contains a NUL character")
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise InvalidContentError("content is not valid Unicode (it holds a lone surrogate)") from None
     return text
 
 

@@ -7,11 +7,14 @@ style, JSON access, tag membership), so the filter logic is written once.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from ..errors import InvalidValueError
-from .base import MetadataCondition, RecordFilter
+from ..model import MemoryRecord
+from .base import MetadataCondition, RecordFilter, WriteBatch
 from .codec import namespace_key, namespace_range, to_epoch
 
 _METADATA_KEY = re.compile(r"^[\w-]+(\.[\w-]+)*$")
@@ -23,15 +26,27 @@ _TIME_FIELDS = ("created_at", "updated_at", "valid_from", "last_accessed_at")
 class Dialect:
     name: str
     placeholder: str  # "?" or "%s"
+    tenant_column: str = "tenant"
 
     def metadata_expr(self, alias: str, key: str, value: Any) -> tuple[str, list[Any]]:
+        """The metadata value at ``key``, or NULL where the stored JSON type differs
+        from the filter value's: numbers compare with numbers only, strings with
+        strings, booleans with booleans, identically on every backend."""
         path = key.split(".")
+        p = self.placeholder
         if self.name == "sqlite":
             json_path = "$" + "".join(f'."{part}"' for part in path)
-            return f"json_extract({alias}metadata, {self.placeholder})", [json_path]
-        # PostgreSQL: compare numbers as numbers, everything else as text
+            types = "'true', 'false'" if isinstance(value, bool) else "'integer', 'real'" if _is_number(value) else "'text'"
+            return (
+                f"(CASE WHEN json_type({alias}metadata, {p}) IN ({types}) THEN json_extract({alias}metadata, {p}) END)",
+                [json_path, json_path],
+            )
+        jtype = "boolean" if isinstance(value, bool) else "number" if _is_number(value) else "string"
         cast = "::double precision" if _is_number(value) else ""
-        return f"(({alias}metadata #>> {self.placeholder}){cast})", [path]
+        return (
+            f"(CASE WHEN jsonb_typeof({alias}metadata #> {p}) = '{jtype}' THEN ({alias}metadata #>> {p}){cast} END)",
+            [path, path],
+        )
 
     def has_tag(self, alias: str) -> str:
         if self.name == "sqlite":
@@ -45,13 +60,80 @@ class Dialect:
             return "true" if value else "false"
         return value
 
+    def time_value(self, moment: datetime) -> Any:
+        """SQLite keeps epoch seconds (REAL); PostgreSQL keeps timestamptz. A naive
+        datetime would mean local time on one and server time on the other: refused."""
+        if not isinstance(moment, datetime) or moment.tzinfo is None:
+            raise InvalidValueError(f"time filters need timezone-aware datetimes, got {moment!r}")
+        return to_epoch(moment) if self.name == "sqlite" else moment
+
 
 SQLITE = Dialect("sqlite", "?")
-POSTGRES = Dialect("postgres", "%s")
+POSTGRES = Dialect("postgres", "%s", tenant_column="tenant_id")
 
 
 def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _check_text(value: Any, what: str) -> None:
+    """Filter strings are checked the same way on every backend: a string that no
+    stored value can hold (NUL, lone surrogates) is bad input, not an empty match."""
+    if not isinstance(value, str):
+        if what.startswith("metadata"):
+            return
+        raise InvalidValueError(f"{what} must be a string, got {type(value).__name__}")
+    if "\x00" in value:
+        raise InvalidValueError(f"{what} contains a NUL character")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidValueError(f"{what} is not valid Unicode (lone surrogate)") from None
+
+
+def _check_stored(value: Any, what: str) -> None:
+    if isinstance(value, str):
+        if "\x00" in value:
+            raise InvalidValueError(f"{what} contains a NUL character")
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise InvalidValueError(f"{what} is not valid Unicode (lone surrogate)") from None
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            _check_stored(key, f"{what} key")
+            _check_stored(item, f"{what}[{key!r}]")
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            _check_stored(item, what)
+
+
+def _check_record(record: MemoryRecord) -> None:
+    for name in ("id", "content", "category", "supersedes", "superseded_by", "embedding_model"):
+        _check_stored(getattr(record, name), name)
+    _check_stored(list(record.scope.namespace) + [record.scope.tenant], "scope")
+    _check_stored(record.tags, "tags")
+    _check_stored(record.metadata, "metadata")
+    _check_stored([record.source.actor, record.source.thread_id, record.source.message_id], "source")
+
+
+def check_storable(batch: WriteBatch) -> None:
+    """Refuse what one SQL backend would store and another reject (PostgreSQL text and
+    jsonb hold no NUL; no driver encodes lone surrogates), before any backend writes,
+    so every backend answers bad input alike."""
+    for write in batch.records:
+        _check_record(write.record)
+    for version in batch.versions:
+        _check_stored([version.record_id, version.actor, version.reason], "version")
+        if version.record is not None:
+            _check_record(version.record)
+    for draft in batch.audit:
+        _check_stored([draft.actor, draft.record_id, draft.source_message_id, *draft.namespace], "audit")
+        _check_stored(draft.detail, "audit detail")
+    _check_stored([*batch.purge_ids, *(t.record_id for t in batch.touches), batch.tenant], "record id")
+    for job in getattr(batch, "jobs", ()):
+        _check_stored([job.id, job.tenant], "job")
+        _check_stored(job.payload, "job payload")
 
 
 def _metadata_condition(dialect: Dialect, alias: str, cond: MetadataCondition) -> tuple[str, list[Any]]:
@@ -63,8 +145,11 @@ def _metadata_condition(dialect: Dialect, alias: str, cond: MetadataCondition) -
         raise InvalidValueError(f"metadata filter on {cond.key!r} needs a scalar value")
     if cond.op not in ("eq", "ne") and not isinstance(cond.value, (int, float, str)):
         raise InvalidValueError(f"range filter on {cond.key!r} needs a number or string")
+    _check_text(cond.value, f"metadata filter on {cond.key!r}")
     expr, params = dialect.metadata_expr(alias, cond.key, cond.value)
     value = dialect.bool_value(cond.value)
+    if _is_number(value) and isinstance(value, int) and not -(2**63) <= value < 2**63:
+        value = float(value)  # beyond 64-bit integers: compare as a double on every backend
     if dialect.name == "postgres" and not _is_number(cond.value):
         value = str(value)
     if cond.op == "ne":  # "not equal" includes records without the key
@@ -76,7 +161,7 @@ def filter_clause(dialect: Dialect, tenant: str, where: RecordFilter, alias: str
     """WHERE conditions (joined by AND) for one tenant and a RecordFilter."""
     p = dialect.placeholder
     a = f"{alias}." if alias else ""
-    parts = [f"{a}tenant = {p}"]
+    parts = [f"{a}{dialect.tenant_column} = {p}"]
     params: list[Any] = [tenant]
     if where.descendants:
         bounds = namespace_range(where.namespace)
@@ -93,9 +178,11 @@ def filter_clause(dialect: Dialect, tenant: str, where: RecordFilter, alias: str
         parts.append(f"{a}kind IN ({', '.join([p] * len(where.kinds))})")
         params += [k.value for k in where.kinds]
     if where.category is not None:
+        _check_text(where.category, "category filter")
         parts.append(f"{a}category = {p}")
         params.append(where.category)
     for tag in where.tags:
+        _check_text(tag, "tag filter")
         parts.append(dialect.has_tag(a))
         params.append(tag)
     for cond in where.metadata:
@@ -107,12 +194,12 @@ def filter_clause(dialect: Dialect, tenant: str, where: RecordFilter, alias: str
             raise InvalidValueError(f"unknown time field {window.field!r}; use {', '.join(_TIME_FIELDS)}")
         if window.after is not None:
             parts.append(f"{a}{window.field} >= {p}")
-            params.append(to_epoch(window.after))
+            params.append(dialect.time_value(window.after))
         if window.before is not None:
             parts.append(f"{a}{window.field} < {p}")
-            params.append(to_epoch(window.before))
+            params.append(dialect.time_value(window.before))
     if where.valid_at is not None:
-        moment = to_epoch(where.valid_at)
+        moment = dialect.time_value(where.valid_at)
         parts.append(f"({a}valid_to IS NULL OR {a}valid_to > {p}) AND ({a}expires_at IS NULL OR {a}expires_at > {p})")
         params += [moment, moment]
         parts.append(f"{a}valid_from <= {p}")
@@ -121,6 +208,8 @@ def filter_clause(dialect: Dialect, tenant: str, where: RecordFilter, alias: str
         if not where.ids:
             parts.append("1 = 0")
         else:
+            for record_id in where.ids:
+                _check_text(record_id, "id filter")
             parts.append(f"{a}id IN ({', '.join([p] * len(where.ids))})")
             params += list(where.ids)
     return " AND ".join(parts), params
@@ -130,3 +219,70 @@ def fts_match(terms: list[str], scope: str) -> str:
     """An FTS5 MATCH expression: the scope token AND any of the quoted terms."""
     quoted = " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
     return f'scope : "{scope}" AND terms : ({quoted})'
+
+
+# -- PostgreSQL: lexical (BM25 as FTS5 computes it) and vector search ------------------------
+
+
+def pg_bm25(schema: str, clause: str, k1: float, b: float) -> str:
+    """Okapi BM25 over tsvectors whose positions count term occurrences, with the
+    tenant's document frequencies from the lexicon: the formula and constants of
+    SQLite FTS5's bm25(), so both backends rank alike. Parameters: tenant, tenant,
+    query terms (text[]), the filter clause's parameters, tsquery, limit."""
+    return f"""
+        WITH stats AS (
+            SELECT docs::float8 AS n, greatest(total_len, 1)::float8 / greatest(docs, 1) AS avgdl
+            FROM {schema}.tenant_state WHERE tenant_id = %s
+        ), q AS (
+            SELECT l.term, CASE WHEN x.idf <= 0 THEN 1e-6 ELSE x.idf END AS idf
+            FROM {schema}.lexicon l CROSS JOIN stats
+            CROSS JOIN LATERAL (SELECT ln((stats.n - l.df + 0.5) / (l.df + 0.5)) AS idf) x
+            WHERE l.tenant_id = %s AND l.term = ANY(%s::text[])
+        )
+        SELECT m.id, sum(q.idf * (cardinality(u.positions) * {k1 + 1.0})
+                   / (cardinality(u.positions) + {k1} * ({1.0 - b} + {b} * m.doc_len / stats.avgdl))) AS score
+        FROM {schema}.memories m
+        CROSS JOIN LATERAL unnest(m.tsv) AS u(lexeme, positions, weights)
+        JOIN q ON q.term = u.lexeme
+        CROSS JOIN stats
+        WHERE {clause} AND m.tsv @@ %s::tsquery
+        GROUP BY m.id
+        ORDER BY score DESC, m.id
+        LIMIT %s
+    """
+
+
+def pg_vector_index_name(model: str, dim: int) -> str:
+    import hashlib
+
+    return "memories_hnsw_" + hashlib.blake2b(f"{model}\x1f{dim}".encode(), digest_size=6).hexdigest()
+
+
+def pg_literal(value: str) -> str:
+    """A standard-conforming SQL string literal (model names go into partial-index
+    predicates and must appear verbatim for the planner to match them)."""
+    return "'" + value.replace("'", "''") + "'"
+
+
+def pg_create_vector_index(schema: str, model: str, dim: int, m: int, ef_construction: int) -> str:
+    return (
+        f"CREATE INDEX IF NOT EXISTS {pg_vector_index_name(model, dim)} ON {schema}.memories "
+        f"USING hnsw ((embedding::vector({int(dim)})) vector_ip_ops) WITH (m = {int(m)}, "
+        f"ef_construction = {int(ef_construction)}) WHERE embedding_model = {pg_literal(model)}"
+    )
+
+
+def pg_nearest(schema: str, clause: str, model: str, dim: int, *, indexed: bool) -> str:
+    """Nearest by inner product (vectors are unit length: cosine); returns (id, distance),
+    distance = -similarity. ``indexed`` orders by the model's HNSW index expression (it
+    must match the index's expression and predicate); otherwise an exact scan over the
+    filtered rows. Parameters: vector, filter params, limit."""
+    if indexed:
+        distance, tiebreak = f"embedding::vector({int(dim)}) <#> %s::vector({int(dim)})", ""
+    else:
+        distance, tiebreak = "embedding <#> %s::vector", ", id"
+    return (
+        f"SELECT id, {distance} AS distance FROM {schema}.memories "
+        f"WHERE {clause} AND embedding_model = {pg_literal(model).replace('%', '%%')} "
+        f"ORDER BY distance{tiebreak} LIMIT %s"
+    )

@@ -26,7 +26,7 @@ from . import sqlite_jobs as job_rows
 from . import sqlite_rows as rows
 from .base import AuditQuery, OrderBy, RecordFilter, ScoredId, WriteBatch
 from .codec import namespace_from_key, namespace_key, namespace_range, scope_token
-from .sql import SQLITE, filter_clause, fts_match
+from .sql import SQLITE, check_storable, filter_clause, fts_match
 from .sqlite_migrations import APPLICATION_ID, MIGRATIONS
 from .vector_cache import VectorCache
 
@@ -166,6 +166,7 @@ class SQLiteStore:
     # -- writes ------------------------------------------------------------------------------
 
     def apply(self, batch: WriteBatch) -> None:
+        check_storable(batch)  # what PostgreSQL would refuse, refused here too
         try:
             with self._write() as conn:
                 self._apply(conn, batch)
@@ -303,7 +304,7 @@ class SQLiteStore:
             params.append(query.operation.value)
         if query.since is not None:
             sql += " AND at >= ?"
-            params.append(query.since.timestamp())
+            params.append(SQLITE.time_value(query.since))
         sql += " ORDER BY id LIMIT ?"
         return [rows.audit_from_sqlite(row) for row in self._read(sql, [*params, query.limit])]
 
