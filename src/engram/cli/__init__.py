@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from . import pipeline_cmds
+from . import chat_cmd, pipeline_cmds
 from .app import app
 
 pipeline_cmds.register(app)
+chat_cmd.register(app)
 
 
 def main() -> None:

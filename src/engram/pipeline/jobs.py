@@ -50,7 +50,7 @@ def work_once(memory: Memory) -> Job | None:
         result = memory.run_add(messages, scope, thread_id=payload.get("thread_id"), actor=payload["actor"],
                                 force=bool(payload.get("force")))
         if result.error:
-            raise EngramError(result.error)
+            raise EngramError(f"extraction failed: {result.error}")
     except Exception as exc:  # a job's edge: any failure is recorded on the job, never lost
         _failed(memory, job, f"{type(exc).__name__}: {exc}")
         return job

@@ -21,6 +21,7 @@ from ..writes import MemoryDraft, batch_of, build_record, change, new_id, retire
 from .candidate import Candidate
 from .gate import GatePolicy, gate
 from .pii import PIIPolicy, apply_pii_policy
+from .trigger import TriggerPolicy, should_extract
 from .reconcile import Decision, EventName, ReconcilePolicy, Similar, decide_by_rules, decide_with_llm, normalized
 
 if TYPE_CHECKING:
@@ -37,7 +38,7 @@ class Extractor(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class PipelineSettings:
-    trigger: Any = None  # a trigger.TriggerPolicy; None means its defaults
+    trigger: TriggerPolicy = field(default_factory=TriggerPolicy)
     gate: GatePolicy = field(default_factory=GatePolicy)
     pii: PIIPolicy = field(default_factory=PIIPolicy)
     reconcile: ReconcilePolicy = field(default_factory=ReconcilePolicy)
@@ -106,9 +107,7 @@ class AddRun:
         self.usage = TokenUsage()
 
     def run(self, messages: Sequence[Message], *, force: bool = False) -> AddResult:
-        from .trigger import TriggerPolicy, should_extract
-
-        decision = should_extract(messages, self.settings.trigger or TriggerPolicy())
+        decision = should_extract(messages, self.settings.trigger)
         if not (decision.fire or force):
             return AddResult((), False, decision.reason, self.pipeline.extractor.name)
         reason = decision.reason if decision.fire else "forced"
