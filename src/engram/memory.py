@@ -199,7 +199,12 @@ class Memory:
     def pipeline(self) -> Pipeline:
         """The extraction pipeline, built on first use (rules unless an LLM was given)."""
         if self._pipeline is None:
-            self._pipeline = Pipeline.default(self._llm)
+            llm = self._llm
+            if llm is None and self.settings.extractor == "llm":
+                from .llm.openai import OpenAICompatibleLLM
+
+                llm = OpenAICompatibleLLM.from_env()
+            self._pipeline = Pipeline.default(llm)
         return self._pipeline
 
     def start_worker(self) -> None:
