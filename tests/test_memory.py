@@ -191,3 +191,16 @@ def test_context_records_which_memories_served_an_answer(memory, alice):
     recalls = memory.audit(alice, record_id=record.id, operation=Operation.RECALL)
     assert recalls and recalls[0].detail["answer_id"] == "answer-7"
     assert memory.get(record.id, alice).access_count == 1
+
+
+def test_restore_brings_a_forgotten_memory_back_in_the_same_history(memory, alice):
+    record = memory.remember("Likes jazz", alice)
+    memory.forget(record.id, alice, reason="mistake")
+    restored = memory.restore(record.id, alice, reason="user said it again", content="Likes jazz and blues")
+    assert restored.status is Status.ACTIVE and restored.version == 3
+    assert [v.operation for v in memory.history(record.id, alice)] == [
+        Operation.CREATE, Operation.FORGET, Operation.RESTORE
+    ]
+    assert memory.search("blues", alice)[0].record.id == record.id
+    with pytest.raises(InvalidValueError, match="already active"):
+        memory.restore(record.id, alice)

@@ -299,6 +299,31 @@ class Memory:
         self.store.apply(batch_of(scope.tenant, [write]))
         return new
 
+    def restore(
+        self,
+        record_id: str,
+        scope: Scope,
+        *,
+        actor: str = DEFAULT_ACTOR,
+        reason: str | None = None,
+        expected_version: int | None = None,
+        override_read_only: bool = False,
+        **changes: Any,
+    ) -> MemoryRecord:
+        """Bring a forgotten, superseded or expired record back (a new version, the
+        same history), optionally with changed fields."""
+        old = self._current(record_id, scope, expected_version, override_read_only)
+        if old.status is Status.ACTIVE:
+            raise InvalidValueError(f"memory {record_id} is already active; use update()")
+        now = self.clock.now()
+        new = revise(old, changes, now, self.settings.max_content_chars)
+        new = replace(new, status=Status.ACTIVE, valid_to=None, superseded_by=None)
+        self._check_policies(Operation.RESTORE, actor, new, old)
+        write = change(new, operation=Operation.RESTORE, actor=actor, at=now, reason=reason,
+                       embedding=self._embedding_for(new, old), expected_version=old.version)
+        self.store.apply(batch_of(scope.tenant, [write]))
+        return new
+
     def purge(self, record_id: str, scope: Scope, *, reason: str | None = None, actor: str = DEFAULT_ACTOR) -> None:
         """Hard delete, versions included (the right to be forgotten). The audit keeps
         that a purge happened, never the content."""

@@ -45,6 +45,7 @@ class Operation(StrEnum):
     UPDATE = "update"
     SUPERSEDE = "supersede"
     FORGET = "forget"
+    RESTORE = "restore"
     EXPIRE = "expire"
     PURGE = "purge"
     RECALL = "recall"

@@ -208,7 +208,7 @@ def test_delete_and_put_again_continues_history(store, memory):
     assert item.value == {"v": 2} and item.version == 3
     record_id = store._slots.id(Scope("acme", ("a",)), "k")
     assert [v.operation.value for v in memory.history(record_id, Scope("acme", ("a",)))] == [
-        "create", "forget", "create"
+        "create", "forget", "restore"
     ]
 
 

@@ -12,14 +12,14 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from ..errors import ConflictError, NotFoundError
-from ..memory import Memory, WriteIntent
-from ..model import Kind, MemoryRecord, Operation, Scope, Status
-from ..writes import MemoryDraft, batch_of, build_record, change
+from ..memory import Memory
+from ..model import Kind, MemoryRecord, Scope, Status
+from ..writes import MemoryDraft
 
 _RETRIES = 16
 
@@ -142,25 +142,12 @@ class Slots:
     def _revive(
         self, tombstone: MemoryRecord, scope: Scope, value: SlotValue, actor: str, reason: str | None
     ) -> MemoryRecord:
-        """Write a key again after it was deleted: a CREATE over the tombstone, as
-        a compare-and-swap on the tombstone's version, so history stays one line
-        (v1 create, v2 forget, v3 create) and versions never repeat.
-
-        Memory has no public "restore" yet, so this assembles the same three rows
-        Memory.update would (record, version, audit) and applies them in one batch.
-        """
-        memory = self.memory
-        now = memory.clock.now()
-        draft = MemoryDraft(
-            value.content, kind=value.kind, importance=value.importance, tags=list(value.tags),
-            metadata=dict(value.metadata), expires_at=value.expires_at, read_only=value.read_only, id=tombstone.id,
+        """Write a key again after it was deleted: a restore of the tombstone as a
+        compare-and-swap on its version, so history stays one line (create, forget,
+        restore) and versions never repeat."""
+        return self.memory.restore(
+            tombstone.id, scope, actor=actor, reason=reason, expected_version=tombstone.version,
+            override_read_only=True, content=value.content, metadata=dict(value.metadata), kind=value.kind,
+            tags=list(value.tags), expires_at=value.expires_at, read_only=value.read_only,
+            importance=value.importance,
         )
-        fresh = build_record(draft, scope, now, memory.settings.max_content_chars, memory.embedder.name)
-        fresh = replace(fresh, version=tombstone.version + 1)
-        for policy in memory.policies:
-            policy(WriteIntent(Operation.CREATE, actor, scope, fresh, tombstone))
-        vector = memory.embedder.embed([fresh.content])[0]
-        write = change(fresh, operation=Operation.CREATE, actor=actor, at=now, reason=reason, embedding=vector,
-                       expected_version=tombstone.version, detail={"revived": True})
-        memory.store.apply(batch_of(scope.tenant, [write]))
-        return fresh
