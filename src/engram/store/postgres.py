@@ -20,6 +20,7 @@ import logging
 import random
 import re
 import time
+from collections import Counter
 from datetime import datetime, timedelta
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
@@ -108,6 +109,7 @@ class PostgresStore:
         self._hnsw = (hnsw_m, hnsw_ef_construction)
         self._retry_seconds = retry_seconds
         self._indexes: dict[tuple[str, int], tuple[bool, float]] = {}
+        self.vector_paths: Counter[str] = Counter()  # "hnsw", "exact", "fallback": how searches ran
         self._vector_info: TypeInfo | None = None
         self._closed = False
         kwargs = {"autocommit": True, "connect_timeout": connect_timeout, "application_name": "engram"}
@@ -381,7 +383,13 @@ class PostgresStore:
                     found = conn.execute(pg_nearest(self._s, clause, model, dim, indexed=True),
                                          [vector, *params, limit]).fetchall()
                     if len(found) >= min(limit, size):
+                        self.vector_paths["hnsw"] += 1
                         return found
+                    self.vector_paths["fallback"] += 1
+                else:
+                    self.vector_paths["exact"] += 1
+            else:
+                self.vector_paths["exact"] += 1
             return conn.execute(pg_nearest(self._s, clause, model, dim, indexed=False),
                                 [vector, *params, limit]).fetchall()
 

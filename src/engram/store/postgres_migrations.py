@@ -151,7 +151,8 @@ def migrate(conninfo: str, kwargs: dict[str, Any], schema: str) -> None:
             _ensure_vector_extension(conn)
             _check_is_engram(conn, schema)
             s = f'"{schema}"'
-            conn.execute(f"CREATE SCHEMA IF NOT EXISTS {s}")
+            if not conn.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s", (schema,)).fetchone():
+                conn.execute(f"CREATE SCHEMA {s}")  # needs CREATE on the database; an existing schema does not
             conn.execute(
                 f"CREATE TABLE IF NOT EXISTS {s}.engram_migrations (version integer PRIMARY KEY, "
                 "name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())"

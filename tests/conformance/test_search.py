@@ -1,0 +1,99 @@
+"""Hybrid search ordering with the real embedded model, and proof that the
+backends rank alike: same BM25 (FTS5's formula over the same terms), same
+cosine, hence the same fused order."""
+
+import pytest
+
+from engram import Scope
+from engram.search.tokenize import query_terms
+from engram.store.base import RecordFilter
+
+from . import pgtools
+
+CORPUS = [
+    "I prefer concise reports with bullet points",
+    "The office is closed on Fridays",
+    "My daughter is allergic to peanuts",
+    "Deploys go out every Tuesday after the standup",
+    "Alice's manager is Bob, who approves travel",
+    "我喜欢喝绿茶，不喜欢咖啡",
+    "周末我通常去公园跑步",
+    "项目截止日期是下个月十五号",
+    "The staging database runs PostgreSQL 16",
+    "Use metric units in every answer",
+    "Green tea in the morning, never coffee after noon",
+    "The quarterly report is due on the fifteenth",
+]
+
+QUERIES = [
+    ("how should reports be written", "I prefer concise reports with bullet points"),
+    ("food allergies in the family", "My daughter is allergic to peanuts"),
+    ("what day are deploys", "Deploys go out every Tuesday after the standup"),
+    ("我喜欢喝什么茶", "我喜欢喝绿茶，不喜欢咖啡"),
+    ("周末做什么运动", "周末我通常去公园跑步"),
+    ("截止日期", "项目截止日期是下个月十五号"),
+    ("which database version does staging use", "The staging database runs PostgreSQL 16"),
+    ("who approves travel", "Alice's manager is Bob, who approves travel"),
+]
+
+
+@pytest.fixture
+def corpus_memory(real_memory, alice):
+    real_memory.remember_many(CORPUS, alice)
+    return real_memory
+
+
+@pytest.mark.parametrize(("query", "expected"), QUERIES)
+def test_hybrid_search_puts_the_answer_first(corpus_memory, alice, query, expected):
+    hits = corpus_memory.search(query, alice, k=3)
+    assert hits[0].record.content == expected
+    assert hits == sorted(hits, key=lambda h: (-h.score, h.record.id))
+
+
+def test_retrievers_each_find_their_matches(corpus_memory, alice):
+    lexical = corpus_memory.search("peanuts", alice, retriever="bm25")
+    assert [h.record.content for h in lexical] == ["My daughter is allergic to peanuts"]
+    vector = corpus_memory.search("nut allergy", alice, retriever="vector", k=1)
+    assert vector[0].record.content == "My daughter is allergic to peanuts"
+    assert corpus_memory.search("zzzz qqqq", alice, retriever="bm25") == []
+
+
+def test_search_never_crosses_scopes(corpus_memory, alice, bob):
+    corpus_memory.remember("Bob prefers long reports", bob)
+    assert all(h.record.scope == alice for h in corpus_memory.search("reports", alice, k=20))
+    assert [h.record.content for h in corpus_memory.search("reports", bob, k=20)] == ["Bob prefers long reports"]
+
+
+def test_both_backends_rank_alike(make_backend, clock):
+    """The same corpus on SQLite and PostgreSQL: identical BM25 scores, cosine scores
+    and fused order, for English and Chinese queries."""
+    if pgtools.SKIP_REASON:
+        pytest.skip(pgtools.SKIP_REASON)
+    scope = Scope("acme", ("users", "alice"))
+    other = Scope("acme", ("users", "bob"))
+    memories = []
+    for name in ("sqlite", "postgres"):
+        memory = make_backend(name).memory(embedder=pgtools.use_embedder(), clock=clock)
+        records = memory.remember_many(CORPUS, scope)
+        memory.remember_many(["Bob's reports are long", "Bob drinks coffee"], other)
+        memory.forget(records[1].id, scope)  # forgotten records still count in BM25 statistics, as in FTS5
+        memories.append(memory)
+    sqlite_mem, pg_mem = memories
+    rename = {a.id: b.id for a, b in zip(sqlite_mem.list(scope, statuses=None, limit=100).items,
+                                         pg_mem.list(scope, statuses=None, limit=100).items)}
+    where = RecordFilter(namespace=scope.namespace)
+    for query, _ in QUERIES + [("reports coffee tea", None), ("the of and", None)]:
+        terms = query_terms(query)
+        lite = sqlite_mem.store.lexical("acme", where, terms, 20)
+        post = pg_mem.store.lexical("acme", where, terms, 20)
+        assert sorted((rename[h.id], round(h.score, 6)) for h in lite) == sorted(
+            (h.id, round(h.score, 6)) for h in post), query
+        vector = pgtools.use_embedder().embed([query], role="query")[0]
+        lite_v = sqlite_mem.store.nearest("acme", where, "usem3", vector, 5)
+        post_v = pg_mem.store.nearest("acme", where, "usem3", vector, 5)
+        assert [rename[h.id] for h in lite_v] == [h.id for h in post_v], query
+        assert [h.score for h in lite_v] == pytest.approx([h.score for h in post_v], abs=1e-5)
+        lite_hits = sqlite_mem.search(query, scope, k=5)
+        post_hits = pg_mem.search(query, scope, k=5)
+        assert [rename[h.record.id] for h in lite_hits] == [h.record.id for h in post_hits], query
+        assert [h.score for h in lite_hits] == pytest.approx([h.score for h in post_hits], abs=1e-5)
