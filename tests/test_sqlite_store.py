@@ -9,6 +9,7 @@ from engram import ConflictError, Memory, MigrationError, NotAnEngramDatabaseErr
 from engram.model import Version
 from engram.store.base import RecordWrite, WriteBatch
 from engram.store.sqlite import SQLiteStore
+from engram.store.sqlite_migrations import MIGRATIONS
 
 
 def test_refuses_a_file_that_is_not_sqlite(tmp_path):
@@ -43,7 +44,7 @@ def test_reopening_keeps_data_and_schema_version(db_path, alice):
     with Memory(SQLiteStore(db_path), embedder=FakeHashEmbedder()) as memory:
         record = memory.remember("persisted", alice)
     store = SQLiteStore(db_path)
-    assert store.schema_version() == 1
+    assert store.schema_version() == max(version for version, _, _ in MIGRATIONS)
     assert store.get("acme", [record.id])[0].content == "persisted"
     assert store.execute_raw("PRAGMA journal_mode") == [("wal",)]
     store.close()
