@@ -1,0 +1,152 @@
+"""The HTTP API: a FastAPI app over one Memory.
+
+    from engram import Memory
+    from engram.server.http import create_app
+    app = create_app(Memory.open("memory.db"), api_keys={"k-acme": "acme"})
+
+The tenant of every request is the tenant of its API key (``Authorization: Bearer``);
+with ``api_keys=None`` the app is single-tenant and needs no key. Errors are JSON
+``{error, message}`` with the status of their kind (``STATUS_OF_ERROR``)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from http import HTTPStatus
+from typing import Annotated, Any
+
+from fastapi import Depends, FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from starlette.exceptions import HTTPException
+
+from .. import __version__
+from ..errors import ConflictError, EngramError, NotFoundError, PermissionDeniedError, StorageError, ValidationError
+from ..memory import Memory
+from .auth import DEFAULT_TENANT, Tenancy, Unauthorized
+from .responses import HealthOut
+from .routes import v1_router
+
+log = logging.getLogger("engram.server")
+
+STATUS_OF_ERROR: tuple[tuple[type[EngramError], int], ...] = (
+    (ValidationError, 422),
+    (NotFoundError, 404),
+    (ConflictError, 409),
+    (PermissionDeniedError, 403),
+    (StorageError, 503),
+    (EngramError, 400),
+)
+BEARER = HTTPBearer(auto_error=False, description="An API key: Authorization: Bearer <key>")
+NOT_AN_OBJECT = frozenset({"model_attributes_type", "model_type", "dict_type"})
+
+
+def create_app(memory: Memory, *, api_keys: Mapping[str, str] | None, tenant: str = DEFAULT_TENANT) -> FastAPI:
+    """The app. ``api_keys`` maps each key to its tenant; None runs single-tenant as
+    ``tenant``. The caller keeps ownership of ``memory`` (and closes it)."""
+    tenancy = Tenancy(api_keys, tenant)
+    app = FastAPI(
+        title="engram",
+        version=__version__,
+        description="Long-term memory for AI agents. " + tenancy.describe() + ".",
+    )
+    app.state.memory = memory
+    app.state.tenancy = tenancy
+    app.include_router(v1_router(memory, _tenant_dependency(tenancy), api_keys=not tenancy.single_tenant))
+    _add_error_handlers(app)
+
+    @app.get("/healthz", response_model=HealthOut, tags=["ops"])
+    def healthz() -> dict[str, Any]:
+        """Liveness: the process answers (no key needed)."""
+        return {"status": "ok", "version": __version__}
+
+    return app
+
+
+def _tenant_dependency(tenancy: Tenancy):
+    if tenancy.single_tenant:
+        def fixed_tenant() -> str:
+            return tenancy.default_tenant
+
+        return fixed_tenant
+
+    def tenant_of_key(credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(BEARER)]) -> str:
+        return tenancy.tenant_for(credentials.credentials if credentials else None)
+
+    return tenant_of_key
+
+
+# -- errors → status codes -----------------------------------------------------------------
+
+
+def error_body(error: str, message: str, details: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    body: dict[str, Any] = {"error": error, "message": message}
+    if details is not None:
+        body["details"] = details
+    return body
+
+
+def status_of(exc: EngramError) -> int:
+    return next(status for kind, status in STATUS_OF_ERROR if isinstance(exc, kind))
+
+
+def _add_error_handlers(app: FastAPI) -> None:
+    app.add_exception_handler(EngramError, _engram_error)
+    app.add_exception_handler(Unauthorized, _unauthorized)
+    app.add_exception_handler(RequestValidationError, _bad_request)
+    app.add_exception_handler(HTTPException, _http_error)
+    app.add_exception_handler(Exception, _unexpected)
+
+
+async def _engram_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, EngramError)
+    status = status_of(exc)
+    if status >= 500:
+        log.warning("%s %s: %s: %s", request.method, request.url.path, type(exc).__name__, exc)
+    return JSONResponse(error_body(type(exc).__name__, str(exc)), status_code=status)
+
+
+async def _unauthorized(request: Request, exc: Exception) -> JSONResponse:
+    return JSONResponse(error_body("Unauthorized", str(exc)), status_code=401,
+                        headers={"WWW-Authenticate": "Bearer"})
+
+
+async def _bad_request(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RequestValidationError)
+    details = [_detail(error) for error in exc.errors()]
+    message = "; ".join(f"{d['field']}: {d['message']}" if d["field"] else d["message"] for d in details)
+    return JSONResponse(error_body("ValidationError", message or "invalid request", details), status_code=422)
+
+
+def _detail(error: Mapping[str, Any]) -> dict[str, Any]:
+    """One pydantic error without its input (it may be large, or secret)."""
+    loc = [str(part) for part in error.get("loc", ())]
+    if loc and loc[0] in ("body", "query", "path", "header"):
+        where, loc = loc[0], loc[1:]
+    else:
+        where = ""
+    message = str(error.get("msg", "invalid")).removeprefix("Value error, ")
+    if where == "body" and not loc and error.get("type") in NOT_AN_OBJECT:
+        message = "the body must be a JSON object (Content-Type: application/json)"
+    if error.get("type") == "json_invalid":
+        reason = (error.get("ctx") or {}).get("error")
+        message = f"the body is not valid JSON ({reason}, at character {loc[0] if loc else '?'})"
+        loc = []
+    field = ".".join(loc)
+    return {"in": where, "field": field, "message": message, "type": str(error.get("type", ""))}
+
+
+async def _http_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, HTTPException)
+    try:
+        name = HTTPStatus(exc.status_code).phrase.replace(" ", "")
+    except ValueError:
+        name = "HTTPError"
+    return JSONResponse(error_body(name, str(exc.detail)), status_code=exc.status_code, headers=exc.headers)
+
+
+async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+    # The HTTP edge: a bug must not hand the caller a stack trace. Starlette re-raises the
+    # exception after this answer, so the server logs it with its traceback.
+    return JSONResponse(error_body("InternalServerError", "internal error; see the server log"), status_code=500)

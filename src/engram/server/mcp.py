@@ -1,0 +1,125 @@
+"""An MCP server over one Memory, for one user fixed when it starts.
+
+    engram mcp --user alice [--tenant acme] [--agent support] [--db memory.db]
+
+Tools: remember, search, context, add, forget, history; resource ``engram://memory``
+(the user's memories as a block). No tool takes a tenant, user or namespace: the
+scope is the one given at start, so the model cannot reach another user's memories,
+and a record id from another scope answers "not found"."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Literal, TypeVar
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import MCPServerError, ResourceError, ToolError
+
+from .. import __version__
+from ..errors import EngramError
+from ..memory import Memory
+from ..model import MemoryRecord, Scope, Source, Status
+from ..search.context import HEADINGS, KIND_ORDER
+from .requests import MessageIn
+
+ACTOR = "mcp"
+BLOCK_LIMIT = 200  # memories listed in the engram://memory resource
+KindName = Literal["fact", "preference", "rule", "conclusion", "todo", "episode", "file"]
+T = TypeVar("T")
+
+INSTRUCTIONS = (
+    "Long-term memory about the user you are talking with. Call `context` (or `search`) "
+    "before answering when earlier conversations may matter; call `remember` for a durable "
+    "fact, preference or rule the user states, or `add` with the recent turns to let engram "
+    "extract and reconcile them; `forget` when the user asks you to."
+)
+
+
+def create_mcp_server(memory: Memory, scope: Scope, *, name: str = "engram", actor: str = ACTOR) -> MCPServer:
+    """Tools bound to ``scope``. The caller keeps ownership of ``memory`` (and closes it)."""
+    if not isinstance(scope, Scope):
+        raise TypeError(f"scope must be an engram.Scope, got {type(scope).__name__}")
+    server: MCPServer = MCPServer(name, instructions=INSTRUCTIONS, version=__version__)
+
+    @server.tool()
+    def remember(
+        content: str, kind: KindName = "fact", importance: float = 0.5, tags: list[str] | None = None,
+        category: str | None = None,
+    ) -> dict[str, Any]:
+        """Store one memory as given: a durable fact, preference, rule, conclusion or to-do
+        about the user. importance is in [0, 1]."""
+        return _summary(_call(lambda: memory.remember(content, scope, kind=kind, importance=importance, tags=tags,
+                                                      category=category, source=Source(actor=actor),
+                                                      actor=actor)))
+
+    @server.tool()
+    def search(query: str, k: int = 5, kinds: list[KindName] | None = None) -> dict[str, Any]:
+        """Find the user's memories relevant to a query, best first, with scores."""
+        hits = _call(lambda: memory.search(query, scope, k=k, kinds=kinds))
+        return {"hits": [{**_summary(h.record), "score": round(h.score, 4)} for h in hits]}
+
+    @server.tool()
+    def context(query: str, budget_tokens: int = 800) -> str:
+        """The block of the user's memories relevant to a query, grouped by kind and within
+        a token budget, ready to read before answering."""
+        block = _call(lambda: memory.context(query, scope, budget_tokens=budget_tokens, actor=actor))
+        return block.text or "(no relevant memories)"
+
+    @server.tool()
+    def add(messages: list[MessageIn], thread_id: str | None = None) -> dict[str, Any]:
+        """Give engram recent conversation turns ({role, content}); it extracts durable
+        memories, reconciles them with what it knows (add, update, supersede or skip a
+        duplicate) and reports what it did."""
+        turns = [m.model_dump() for m in messages]
+        result = _call(lambda: memory.add(turns, scope, thread_id=thread_id, force=True, actor=actor))
+        events = [{"event": e.event, "content": e.content, "kind": e.kind.value if e.kind else None,
+                   "reason": e.reason, "id": e.record_id} for e in result.events]
+        return {"events": events, "error": result.error}
+
+    @server.tool()
+    def forget(memory_id: str, reason: str | None = None) -> dict[str, Any]:
+        """Forget one of the user's memories (it leaves search; its history is kept)."""
+        return _summary(_call(lambda: memory.forget(memory_id, scope, reason=reason, actor=actor)))
+
+    @server.tool()
+    def history(memory_id: str) -> dict[str, Any]:
+        """Every version of one of the user's memories: what changed, when and why."""
+        versions = _call(lambda: memory.history(memory_id, scope))
+        return {"versions": [
+            {"version": v.version, "operation": v.operation.value, "at": v.at.isoformat(), "actor": v.actor,
+             "reason": v.reason, "content": v.record.content if v.record else None,
+             "status": v.record.status.value if v.record else None}
+            for v in versions
+        ]}
+
+    @server.resource("engram://memory", name="memory", mime_type="text/markdown",
+                     description="What engram remembers about this user, grouped by kind")
+    def memory_block() -> str:
+        page = _call(lambda: memory.list(scope, limit=BLOCK_LIMIT, statuses=(Status.ACTIVE,)), ResourceError)
+        return render_block(list(page.items))
+
+    return server
+
+
+def render_block(records: list[MemoryRecord]) -> str:
+    sections = ["## Memories"]
+    for kind in KIND_ORDER:
+        group = [r for r in records if r.kind is kind]
+        if group:
+            sections.append(f"### {HEADINGS['en'][kind]}\n" + "\n".join(f"- {' '.join(r.content.split())}"
+                                                                       for r in group))
+    return "\n".join(sections) if len(sections) > 1 else "(no memories yet)"
+
+
+def _summary(record: MemoryRecord) -> dict[str, Any]:
+    return {"id": record.id, "kind": record.kind.value, "content": record.content, "importance": record.importance,
+            "tags": list(record.tags), "category": record.category, "status": record.status.value,
+            "version": record.version, "updated_at": record.updated_at.isoformat()}
+
+
+def _call(action: Callable[[], T], error: type[MCPServerError] = ToolError) -> T:
+    """engram errors become tool (or resource) errors the model can read and act on."""
+    try:
+        return action()
+    except EngramError as exc:
+        raise error(f"{type(exc).__name__}: {exc}") from exc
