@@ -466,10 +466,10 @@ class BrokenEmbedder(FakeHashEmbedder):
         raise EmbeddingError("the embedding provider is down")
 
 
-def test_storage_error_is_503_other_engram_errors_400_and_bugs_500_without_trace(db_path, clock, tmp_path):
+def test_provider_errors_are_502_and_bugs_500_without_trace(db_path, clock, tmp_path):
     with open_memory(tmp_path / "broken.db", clock, embedder=BrokenEmbedder()) as memory:
         client = TestClient(create_app(memory, api_keys={KEY_A: "acme"}))
-        assert_error(client.post("/v1/memories", json={"content": "x"}, headers=A), 400, "EmbeddingError",
+        assert_error(client.post("/v1/memories", json={"content": "x"}, headers=A), 502, "EmbeddingError",
                      "provider is down")
 
     def buggy_policy(intent):

@@ -22,7 +22,17 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.exceptions import HTTPException
 
 from .. import __version__
-from ..errors import ConflictError, EngramError, NotFoundError, PermissionDeniedError, StorageError, ValidationError
+from ..errors import (
+    ConfigError,
+    ConflictError,
+    EmbeddingError,
+    EngramError,
+    LLMError,
+    NotFoundError,
+    PermissionDeniedError,
+    StorageError,
+    ValidationError,
+)
 from ..memory import Memory
 from .auth import DEFAULT_TENANT, Tenancy, Unauthorized
 from .responses import HealthOut
@@ -36,6 +46,9 @@ STATUS_OF_ERROR: tuple[tuple[type[EngramError], int], ...] = (
     (ConflictError, 409),
     (PermissionDeniedError, 403),
     (StorageError, 503),
+    (LLMError, 502),  # the model provider failed: a bad gateway, not the caller's fault
+    (EmbeddingError, 502),
+    (ConfigError, 500),
     (EngramError, 400),
 )
 BEARER = HTTPBearer(auto_error=False, description="An API key: Authorization: Bearer <key>")
