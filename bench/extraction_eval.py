@@ -5,8 +5,14 @@
 
 1. Labelled set: precision, recall and F1 per language and per kind, after the
    gate (confidence >= 0.7, importance >= 0.3). A candidate matches an expected
-   item of the same utterance when the kinds are equal and every key term
-   occurs in its content (case-insensitive); each side matches at most once.
+   item of the same utterance when the kinds are equal, every key term occurs in
+   its content (case-insensitive) and none of the item's ``absent_terms`` does
+   (a leaked "另外" or "Actually"; Latin terms as whole words); each side
+   matches at most once. Where an item names a ``category`` (the slot a change
+   of the fact must land in for reconcile to supersede it: identity:name,
+   location:residence, work:employer, business_rule:approval, ...), the share of
+   matched items whose candidate has that category is reported as slot
+   agreement. Rows may carry a ``split``; ``--split`` scores one of them alone.
 2. LoCoMo ``observation`` coverage: every session of every conversation goes
    through the extractor (each speaker's turns as "user" messages carrying the
    speaker's name). A gold observation is covered at turn level when some
@@ -41,6 +47,8 @@ LEXICAL_F1 = 0.5
 class Expected:
     kind: str
     key_terms: tuple[str, ...]
+    category: str | None = None  # the slot, when the row says which
+    absent_terms: tuple[str, ...] = ()  # words that must not leak into the content
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +57,7 @@ class Labelled:
     lang: str
     text: str
     expected: tuple[Expected, ...]
+    split: str | None = None
 
 
 @dataclass(slots=True)
@@ -75,10 +84,28 @@ class Tally:
 
 
 @dataclass(slots=True)
+class Slots:
+    """Matched items that name a category, and how many of them the candidate put there."""
+
+    labelled: int = 0
+    agreed: int = 0
+
+    @property
+    def agreement(self) -> float:
+        return self.agreed / self.labelled if self.labelled else 1.0
+
+    def as_dict(self) -> dict[str, float]:
+        return {**asdict(self), "agreement": self.agreement}
+
+
+@dataclass(slots=True)
 class LabelledScore:
     overall: Tally = field(default_factory=Tally)
     by_lang: dict[str, Tally] = field(default_factory=dict)
     by_kind: dict[str, Tally] = field(default_factory=dict)
+    by_lang_kind: dict[str, dict[str, Tally]] = field(default_factory=dict)
+    slots: Slots = field(default_factory=Slots)
+    slots_by_lang: dict[str, Slots] = field(default_factory=dict)
     misses: list[dict[str, Any]] = field(default_factory=list)  # what went wrong, for reading
 
 
@@ -90,8 +117,11 @@ def load_labelled(path: Path) -> list[Labelled]:
                 continue
             try:
                 raw = json.loads(line)
-                expected = tuple(Expected(e["kind"], tuple(e["key_terms"])) for e in raw["expected"])
-                rows.append(Labelled(raw["id"], raw["lang"], raw["text"], expected))
+                expected = tuple(
+                    Expected(e["kind"], tuple(e["key_terms"]), e.get("category"), tuple(e.get("absent_terms", ())))
+                    for e in raw["expected"]
+                )
+                rows.append(Labelled(raw["id"], raw["lang"], raw["text"], expected, raw.get("split")))
             except (json.JSONDecodeError, KeyError, TypeError) as exc:
                 raise BenchmarkDataError(f"{path}:{number}: not a labelled utterance ({exc})") from exc
     return rows
@@ -101,9 +131,20 @@ def passes_gate(candidate: Candidate) -> bool:
     return candidate.confidence >= GATE_CONFIDENCE and candidate.importance >= GATE_IMPORTANCE
 
 
+def _contains(content: str, term: str) -> bool:
+    term = term.casefold()
+    if term.isascii() and re.fullmatch(r"[\w' ]+", term):
+        return re.search(rf"(?<!\w){re.escape(term)}(?!\w)", content) is not None
+    return term in content
+
+
 def matches(candidate: Candidate, expected: Expected) -> bool:
     content = candidate.content.casefold()
-    return candidate.kind.value == expected.kind and all(term.casefold() in content for term in expected.key_terms)
+    return (
+        candidate.kind.value == expected.kind
+        and all(term.casefold() in content for term in expected.key_terms)
+        and not any(_contains(content, term) for term in expected.absent_terms)
+    )
 
 
 def pair_up(candidates: Sequence[Candidate], expected: Sequence[Expected]) -> list[tuple[int, int]]:
@@ -130,19 +171,33 @@ def score_labelled(rows: Iterable[Labelled], extractor: RuleExtractor | None = N
             tally.predicted += len(found)
             tally.expected += len(row.expected)
             tally.true_positive += len(pairs)
+        kinds = score.by_lang_kind.setdefault(row.lang, {})
         for candidate in found:
-            score.by_kind.setdefault(candidate.kind.value, Tally()).predicted += 1
+            for table in (score.by_kind, kinds):
+                table.setdefault(candidate.kind.value, Tally()).predicted += 1
         for item in row.expected:
-            score.by_kind.setdefault(item.kind, Tally()).expected += 1
-        for _, e_index in pairs:
-            score.by_kind[row.expected[e_index].kind].true_positive += 1
-        if len(pairs) < max(len(found), len(row.expected)):
+            for table in (score.by_kind, kinds):
+                table.setdefault(item.kind, Tally()).expected += 1
+        slot_misses = []
+        for c_index, e_index in pairs:
+            item = row.expected[e_index]
+            score.by_kind[item.kind].true_positive += 1
+            kinds[item.kind].true_positive += 1
+            if item.category is not None:
+                agreed = found[c_index].category == item.category
+                for slots in (score.slots, score.slots_by_lang.setdefault(row.lang, Slots())):
+                    slots.labelled += 1
+                    slots.agreed += agreed
+                if not agreed:
+                    slot_misses.append((item.category, found[c_index].category))
+        if len(pairs) < max(len(found), len(row.expected)) or slot_misses:
             score.misses.append(
                 {
                     "id": row.id,
                     "text": row.text,
                     "expected": [asdict(e) for e in row.expected],
-                    "found": [(c.kind.value, c.content, c.confidence) for c in found],
+                    "found": [(c.kind.value, c.content, c.confidence, c.category) for c in found],
+                    "slot_misses": slot_misses,
                 }
             )
     return score
@@ -270,6 +325,21 @@ def print_report(score: LabelledScore, coverage: dict[str, Coverage] | None) -> 
         table.add_row(name, str(tally.expected), str(tally.predicted), str(tally.true_positive),
                       _pct(tally.precision), _pct(tally.recall), _pct(tally.f1))
     console.print(table)
+    for lang, kinds in sorted(score.by_lang_kind.items()):
+        table = Table(title=f"lang={lang} by kind")
+        for column in ("kind", "expected", "predicted", "TP", "precision", "recall", "F1"):
+            table.add_column(column, justify="left" if column == "kind" else "right")
+        for name, tally in [("all", score.by_lang[lang])] + sorted(kinds.items()):
+            table.add_row(name, str(tally.expected), str(tally.predicted), str(tally.true_positive),
+                          _pct(tally.precision), _pct(tally.recall), _pct(tally.f1))
+        console.print(table)
+    if score.slots.labelled:
+        table = Table(title="Slot agreement: matched items whose candidate has the labelled category")
+        for column in ("slice", "labelled", "agreed", "agreement"):
+            table.add_column(column, justify="left" if column == "slice" else "right")
+        for name, slots in [("all", score.slots)] + [(f"lang={k}", v) for k, v in sorted(score.slots_by_lang.items())]:
+            table.add_row(name, str(slots.labelled), str(slots.agreed), _pct(slots.agreement))
+        console.print(table)
     if coverage is None:
         return
     table = Table(title="LoCoMo observation coverage")
@@ -297,9 +367,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--locomo", type=Path)
     parser.add_argument("--out", type=Path, help="write the figures as JSON here")
     parser.add_argument("--show-misses", action="store_true", help="print every utterance the extractor got wrong")
+    parser.add_argument("--split", help="score only the labelled rows of this split (e.g. slots-heldout)")
     args = parser.parse_args(argv)
     started = time.perf_counter()
-    score = score_labelled(load_labelled(args.labelled))
+    rows = load_labelled(args.labelled)
+    if args.split:
+        rows = [row for row in rows if row.split == args.split]
+        if not rows:
+            raise BenchmarkDataError(f"no labelled rows in split {args.split!r}")
+    score = score_labelled(rows)
     coverage = locomo_coverage(args.locomo) if args.locomo else None
     elapsed = time.perf_counter() - started
     print_report(score, coverage)
@@ -317,6 +393,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "overall": score.overall.as_dict(),
                 "by_lang": {k: v.as_dict() for k, v in score.by_lang.items()},
                 "by_kind": {k: v.as_dict() for k, v in score.by_kind.items()},
+                "by_lang_kind": {
+                    lang: {k: v.as_dict() for k, v in kinds.items()} for lang, kinds in score.by_lang_kind.items()
+                },
+                "slots": score.slots.as_dict(),
+                "slots_by_lang": {k: v.as_dict() for k, v in score.slots_by_lang.items()},
                 "misses": score.misses,
             },
             "locomo": None if coverage is None else {

@@ -1,21 +1,32 @@
 """The embedded rule extractor: contents, kinds, calibration, and measured quality.
 
-Measured on tests/data/extraction_labelled.jsonl (196 utterances, 98 en / 98 zh,
-58 of them negatives), after the gate (confidence >= 0.7, importance >= 0.3):
+Measured on tests/data/extraction_labelled.jsonl (317 utterances, 158 en / 159 zh,
+74 of them negatives, 254 expected items), after the gate (confidence >= 0.7,
+importance >= 0.3):
 
-    all  precision 1.000  recall 1.000  (148 expected items)
+    all  precision 1.000  recall 0.996
     en   precision 1.000  recall 1.000
-    zh   precision 1.000  recall 1.000
+    zh   precision 1.000  recall 0.992
+    slot agreement (matched items in their labelled category) 105/105
 
-The first 148 utterances were written before the rules but the rules were then
-developed against them, so these figures are optimistic. The last 48 (en-075..,
-zh-075..) were written afterwards and scored before any rule saw them:
-precision 1.000, recall 0.794 (en 0.824, zh 0.765); the gaps found there were
-then fixed. LoCoMo observation coverage (bench/extraction_eval.py, 1,487 gold
-facts): turn level 0.491 raw / 0.435 gated, lexical (token F1 >= 0.5) 0.258;
-78.5% of gated candidates come from a turn that has a gold observation.
+These are figures on a set the rules were developed against, so optimistic.
+What was measured on utterances no rule had seen, each time before fixing:
 
-The floors below are those numbers minus a margin: regression guards, not goals.
+* en-075.., zh-075.. (48, first version): precision 1.000, recall 0.794.
+* split "slots-heldout" (75: names, homes, employers, jobs, approval flows,
+  budgets, report style, diets, team tools, first statements and statements of
+  change): precision 0.814, recall 0.547 (en 0.739 / 0.548, zh 0.900 / 0.545),
+  slot agreement 1/35; the rules were then fixed against them.
+* split "slots-fresh" (46, written after those fixes): precision 1.000, recall
+  0.881 (en 0.905, zh 0.857), slot agreement 35/37; the gaps were then fixed
+  except zh-158 (a boss's move: no Chinese pattern for colleagues).
+
+LoCoMo observation coverage (bench/extraction_eval.py, 1,487 gold facts): turn
+level 0.491 raw / 0.435 gated, lexical (token F1 >= 0.5) 0.258; 78.6% of gated
+candidates come from a turn that has a gold observation.
+
+The floors below are the full-set figures minus a margin: regression guards,
+not goals. The unseen-utterance figures above are the estimate for new text.
 """
 
 from __future__ import annotations
@@ -39,6 +50,7 @@ GATE = 0.7
 
 PRECISION_FLOOR = {"all": 0.95, "en": 0.93, "zh": 0.93}
 RECALL_FLOOR = {"all": 0.93, "en": 0.9, "zh": 0.9}
+SLOT_AGREEMENT_FLOOR = 0.9
 
 
 def load_eval() -> ModuleType:
@@ -67,19 +79,19 @@ def only(text: str, name: str | None = None) -> Candidate:
 @pytest.mark.parametrize(
     ("text", "kind", "content", "category"),
     [
-        ("我叫张三", Kind.FACT, "用户名叫张三", "identity"),
-        ("I prefer concise reports", Kind.PREFERENCE, "Prefers concise reports", "like"),
-        ("我不吃辣", Kind.PREFERENCE, "用户不吃辣", "taboo"),
-        ("I'm allergic to peanuts", Kind.PREFERENCE, "Is allergic to peanuts", "taboo"),
+        ("我叫张三", Kind.FACT, "用户名叫张三", "identity:name"),
+        ("I prefer concise reports", Kind.PREFERENCE, "Prefers concise reports", "style:reports"),
+        ("我不吃辣", Kind.PREFERENCE, "用户不吃辣", "taboo:abstain"),
+        ("I'm allergic to peanuts", Kind.PREFERENCE, "Is allergic to peanuts", "taboo:allergy"),
         ("不要再给我发营销邮件", Kind.RULE, "不要再给用户发营销邮件", "instruction"),
-        ("我们公司采用三级审批流程", Kind.RULE, "公司采用三级审批流程", "business_rule"),
-        ("报销超过5000元需要总监审批", Kind.RULE, "报销超过5000元需要总监审批", "business_rule"),
+        ("我们公司采用三级审批流程", Kind.RULE, "公司采用三级审批流程", "business_rule:approval"),
+        ("报销超过5000元需要总监审批", Kind.RULE, "报销超过5000元需要总监审批", "business_rule:approval"),
         ("周五之前提交报告", Kind.TODO, "周五之前提交报告", "deadline"),
         ("remind me to call Bob tomorrow", Kind.TODO, "Needs to call Bob tomorrow", "reminder"),
         ("we decided to use PostgreSQL", Kind.CONCLUSION, "Decided to use PostgreSQL", "decision"),
         ("结论是先不上线新功能", Kind.CONCLUSION, "结论是先不上线新功能", "decision"),
-        ("I work as a nurse", Kind.FACT, "Works as a nurse", "work"),
-        ("我住在上海", Kind.FACT, "用户住在上海", "location"),
+        ("I work as a nurse", Kind.FACT, "Works as a nurse", "work:job"),
+        ("我住在上海", Kind.FACT, "用户住在上海", "location:residence"),
         ("my daughter is 5", Kind.FACT, "User's daughter is 5", "family"),
         ("I have a dog named Rex", Kind.FACT, "Has a dog named Rex", "pet"),
         ("I've been playing chess since college", Kind.FACT, "Has been playing chess since college", "hobby"),
@@ -243,6 +255,15 @@ def test_precision_and_recall_on_the_labelled_set_hold() -> None:
     for name, tally in slices.items():
         assert tally.precision >= PRECISION_FLOOR[name], (name, tally, score.misses)
         assert tally.recall >= RECALL_FLOOR[name], (name, tally, score.misses)
+
+
+def test_facts_land_in_their_labelled_slots() -> None:
+    """Reconcile supersedes by (kind, category): a change in another category would pile up instead."""
+    evaluation = load_eval()
+    score = evaluation.score_labelled(evaluation.load_labelled(LABELLED))
+    assert score.slots.labelled >= 100
+    for name, slots in {"all": score.slots, **score.slots_by_lang}.items():
+        assert slots.agreement >= SLOT_AGREEMENT_FLOOR, (name, slots, [m for m in score.misses if m["slot_misses"]])
 
 
 @pytest.mark.skipif(not LOCOMO.exists(), reason="LoCoMo data not present")

@@ -15,7 +15,11 @@ a calibrated confidence:
   yield nothing at all.
 
 Importance comes from the category (a taboo or a business rule matters more
-than a passing event). Content is a self-contained statement in the speaker's
+than a passing event). Categories that name a slot ("identity:name",
+"location:residence", "work:employer", "business_rule:approval", ...) are shared
+by a fact and every later statement that changes it ("我搬到杭州了", "we switched
+to a two-step approval"), in both languages, so that reconcile can supersede the
+old memory; their importance is that of the group before the colon. Content is a self-contained statement in the speaker's
 language, in the third person: "我叫张三" -> "用户名叫张三", "I prefer concise
 reports" -> "Prefers concise reports" ("Ana prefers ..." when the message
 carries the speaker's name).
@@ -31,7 +35,7 @@ from types import MappingProxyType
 from ..model import Kind, Message
 from . import rules_en, rules_zh
 from .candidate import Candidate
-from .rules_common import Finding, is_chinese, split_sentences
+from .rules_common import Finding, group_of, is_chinese, split_sentences
 
 EXTRACTOR_NAME = "rules"
 HEDGE_PENALTY = 0.25
@@ -59,6 +63,7 @@ IMPORTANCE: dict[str, float] = {
     "hobby": 0.45,
     "plan": 0.45,
     "tools": 0.5,
+    "style": 0.6,
     "language": 0.5,
     "note": 0.6,
     "event": 0.35,
@@ -123,12 +128,17 @@ def to_candidate(hit: Finding, message_id: str | None) -> Candidate:
         kind=hit.kind,
         content=hit.content,
         confidence=hit.confidence,
-        importance=IMPORTANCE.get(hit.category, DEFAULT_IMPORTANCE),
+        importance=importance_of(hit.category),
         source_message_ids=(message_id,) if message_id else (),
         category=hit.category,
         metadata=MappingProxyType(metadata),
         extractor=EXTRACTOR_NAME,
     )
+
+
+def importance_of(category: str) -> float:
+    """By category, else by its group ("work:employer" -> "work")."""
+    return IMPORTANCE.get(category, IMPORTANCE.get(group_of(category), DEFAULT_IMPORTANCE))
 
 
 def _dedupe_key(content: str) -> str:

@@ -118,3 +118,71 @@ def is_small_talk(text: str) -> bool:
         return not core or bool(_SMALL_TALK_ZH.match(core))
     words = _EN_TOKEN.findall(text.lower())
     return bool(words) and all(word in _SMALL_TALK_EN_WORDS for word in words)
+
+
+# --- slots ----------------------------------------------------------------------
+#
+# Reconcile supersedes an old memory with a new one of the same kind and category
+# once they are at least loosely similar, so a fact and every later change of it
+# ("我住在上海" -> "我搬到杭州了", "I'm a nurse" -> "I got promoted to head nurse")
+# must land in the same category, in either language. Categories that name one
+# slot read "group:slot"; importance is looked up by the group.
+
+NAME = "identity:name"
+NICKNAME = "identity:nickname"
+SURNAME = "identity:surname"  # its own slot: "my last name is now Garcia" must not erase the first name
+AGE = "identity:age"
+BIRTHDAY = "identity:birthday"
+NATIONALITY = "identity:nationality"
+RESIDENCE = "location:residence"
+ORIGIN = "location:origin"
+EMPLOYER = "work:employer"
+JOB = "work:job"
+APPROVAL = "business_rule:approval"
+BUDGET = "business_rule:budget"
+BUSINESS_RULE = "business_rule"
+REPORT_STYLE = "style:reports"
+ANSWER_STYLE = "style:answers"
+DIET = "taboo:diet"
+ALLERGY = "taboo:allergy"
+ABSTAIN = "taboo:abstain"
+TOOLS = "tools"
+
+# Groups whose memories describe a current state: "now", "现在" say when it became
+# true, not what is true, and only make a changed fact look less like the old one.
+SETTLED_GROUPS = frozenset({"identity", "location", "work", "style", "taboo", "like", "dislike", "tools"})
+
+_APPROVAL = re.compile(r"approv|sign-?offs?\b|signs? off|authori[sz]|审批|批准|审核|签字|签署|核准|批复", re.IGNORECASE)
+_BUDGET = re.compile(
+    r"\bbudget|\bcap(?:s|ped)?\b|\blimits?\b|allowance|per[ -]diem|stipend|\bspend(?:ing)?\b|ceiling"
+    r"|预算|经费|额度|上限|标准|补贴|不超过|以内|最多",
+    re.IGNORECASE,
+)
+_REPORTS = re.compile(
+    r"\breports?\b|\bsummar(?:y|ies)\b|\bbriefs?\b|\bbriefings?\b|\bstatus updates?\b|\bwrite-?ups?\b"
+    r"|报告|周报|日报|月报|汇报|总结|简报|报表",
+    re.IGNORECASE,
+)
+_ANSWERS = re.compile(r"\b(?:answers?|replies|reply|responses?|explanations?)\b|回答|回复|答复|解释", re.IGNORECASE)
+
+
+def group_of(category: str) -> str:
+    return category.split(":", 1)[0]
+
+
+def business_slot(text: str) -> str:
+    """Approval flows and budgets are slots of their own; other business rules share one."""
+    if _APPROVAL.search(text):
+        return APPROVAL
+    if _BUDGET.search(text):
+        return BUDGET
+    return BUSINESS_RULE
+
+
+def taste_slot(obj: str, default: str) -> str:
+    """How the user wants reports or answers is one slot, liked or disliked alike."""
+    if _REPORTS.search(obj):
+        return REPORT_STYLE
+    if _ANSWERS.search(obj):
+        return ANSWER_STYLE
+    return default

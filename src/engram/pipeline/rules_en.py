@@ -2,7 +2,11 @@
 
 ``analyse`` rules a sentence out when it cannot state anything durable about
 the user: a question, a hypothetical, reported speech, a one-off request.
-``find`` runs the pattern tables over its clauses. Base confidences are set
+Leading discourse markers ("by the way", "also", "actually", "oh") are dropped
+first, so they neither hide a statement nor leak into its content. ``find`` runs
+the pattern tables over its clauses; statements of a state ("Now prefers ...")
+lose the words that only say the state is new, so a change reads like the fact
+it replaces. Base confidences are set
 against the gate (keep >= 0.7): firm statements ("I'm allergic to", "my name
 is") start at 0.85-0.9, weak readings ("I'm thinking of", an undated "I need
 to") start below 0.7 and pass only with an explicit "remember that".
@@ -14,12 +18,29 @@ import re
 from dataclasses import replace
 
 from ..model import Kind
-from .rules_common import Finding, SentenceView, is_small_talk
+from .rules_common import SETTLED_GROUPS, Finding, SentenceView, group_of, is_small_talk
 from .rules_en_actions import ACTIONS, DURABLE
-from .rules_en_base import Pattern, clauses, finding, normalise, restore_subject, third_person
+from .rules_en_base import (
+    Pattern,
+    clauses,
+    finding,
+    normalise,
+    restore_subject,
+    settle,
+    third_person,
+)
+from .rules_en_changes import CHANGES
 from .rules_en_patterns import IDENTITY_AND_TASTE, LIFE_FACTS
 
-PATTERNS: tuple[Pattern, ...] = IDENTITY_AND_TASTE + LIFE_FACTS + ACTIONS
+PATTERNS: tuple[Pattern, ...] = IDENTITY_AND_TASTE + LIFE_FACTS + CHANGES + ACTIONS
+
+# "By the way, ...", "Oh, and ...", "Actually ...": how the sentence joins the chat, not what it says.
+_DISCOURSE = re.compile(
+    r"^(?:(?:by the way|btw|oh|also|and|actually|plus|anyway|anyways|well|so(?!\s+(?:much|many|far|long|that)\b)|besides"
+    r"|one more thing|on another note"
+    r"|come to think of it|incidentally)(?:[,:;!\s]+|\s+[-—]+\s*))+",
+    re.IGNORECASE,
+)
 
 # "Can you remind me ...?" is a request to keep something, not a question.
 _POLITE_REQUEST = re.compile(
@@ -69,10 +90,16 @@ _HEDGE = re.compile(
 )
 
 
+def strip_discourse(text: str) -> str:
+    stripped = _DISCOURSE.sub("", text)
+    return stripped[:1].upper() + stripped[1:] if stripped and stripped != text else text
+
+
 def analyse(sentence: str) -> SentenceView:
     text = normalise(sentence)
     if is_small_talk(text):
         return SentenceView(text, skip="small_talk")
+    text = strip_discourse(text) or text
     polite = _POLITE_REQUEST.match(text)
     if polite:
         text = text[polite.end() :].rstrip("?").strip()
@@ -80,7 +107,7 @@ def analyse(sentence: str) -> SentenceView:
     for intent in (_INTENT_PREFIX, _INTENT_SUFFIX):
         stripped = intent.sub("", text, count=1)
         if stripped != text:
-            text, explicit = stripped, True
+            text, explicit = strip_discourse(stripped), True
     skip = _skip_reason(text, polite=polite is not None)
     return SentenceView(text, skip=skip, hedged=bool(_HEDGE.search(text)), explicit=explicit)
 
@@ -119,8 +146,15 @@ def find(body: str, speaker: str | None) -> list[Finding]:
                 hit = entry.build(match, speaker)
                 if hit is not None:
                     span = (offset + match.start(), offset + match.end())
-                    found.append(replace(hit, span=span, rule=f"en.{entry.name}"))
+                    found.append(_settled(replace(hit, span=span, rule=f"en.{entry.name}")))
     return found
+
+
+def _settled(hit: Finding) -> Finding:
+    if hit.kind not in (Kind.FACT, Kind.PREFERENCE) or group_of(hit.category) not in SETTLED_GROUPS:
+        return hit
+    content = settle(hit.content)
+    return replace(hit, content=content) if len(content) >= 3 else hit
 
 
 def noted(body: str, speaker: str | None) -> Finding | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from ..model import Kind
-from .rules_common import Finding
+from .rules_common import Finding, business_slot
 from .rules_en_base import (
     IRREGULAR_PAST,
     PARTICIPLES,
@@ -49,8 +49,8 @@ _ANY_MORE = re.compile(r"\b(?:any|ever|again|anymore|more)\b", re.IGNORECASE)
 
 def _instruction(match: re.Match[str], speaker: str | None) -> Finding | None:
     order = match.group("x")
-    if _CHATTER_COMMAND.match(order):
-        return None
+    if _CHATTER_COMMAND.match(order) or is_business_rule(order):
+        return None  # "only the CFO can approve contracts" is a business rule, not an order to the assistant
     durable = bool(match.group("durable")) or bool(DURABLE.search(order)) or bool(
         _STOPPING.match(order)
     )
@@ -76,17 +76,21 @@ def _want_you(match: re.Match[str], speaker: str | None) -> Finding | None:
 
 # --- business rules: approvals, budgets, policies -------------------------------------
 
-_BUSINESS_NOUN = re.compile(
+BUSINESS_NOUN = re.compile(
     r"\b(?:approv\w*|sign-?off|budget\w*|expens\w*|reimburs\w*|purchas\w*|procure\w*|polic(?:y|ies)|contracts?"
     r"|invoices?|vacation|pto|time off|leave requests?|deploy\w*|releases?|headcount|spending|travel|overtime"
     r"|payroll|salar(?:y|ies)|discounts?|refunds?|code reviews?|pull requests?|merge requests?|compliance"
-    r"|audits?|onboarding|new hires?|employees?|contractors?|vendors?|suppliers?)\b",
+    r"|audits?|onboarding|new hires?|employees?|contractors?|vendors?|suppliers?|per[ -]diems?|allowances?|stipends?)\b",
     re.IGNORECASE,
 )
 _NORMATIVE = re.compile(
     r"\b(?:must|needs?|require[sd]?|has to|have to|(?:is|are) (?:not )?allowed|may not|may only|cannot|can't"
     r"|can only|only|capped|limited to|up to|at least|at most|no more than|not exceed|exceeding|shall|should"
-    r"|policy is|rule is|is set at)\b|\b(?:is|are)\s+[$€£¥]?\d",
+    r"|policy is|rule is|is set at)\b|\b(?:is|are|was|were)\s+(?:now\s+)?[$€£¥]?\d"
+    # a rule that changes: "we switched to a two-step approval process", "the budget was cut to $40k"
+    r"|\b(?:switched|changed|moved|migrated) (?:over )?to\b|\bno longer\b|\b(?:is|are) now\b"
+    r"|\b(?:cut|raised|increased|reduced|lowered|dropped|bumped|capped|set|went (?:up|down)) (?:back )?to\b"
+    r"|\b(?:uses?|follows?|adopted|has|have)\b[^;!?]*\b(?:process|flow|workflow|policy|procedure|chain)\b",
     re.IGNORECASE,
 )
 _AUTHORITY = re.compile(
@@ -95,17 +99,31 @@ _AUTHORITY = re.compile(
     re.IGNORECASE,
 )
 _OUR = re.compile(r"\bour\b", re.IGNORECASE)
+# "From now on, purchases over $5,000 need VP approval": the rule is what follows the marker.
+_CHANGE_LEAD = re.compile(
+    r"^(?:from now on|going forward|moving forward|henceforth|effective (?:immediately|today|now)"
+    r"|starting (?:today|now|this \w+|next \w+))[,:\s]+",
+    re.IGNORECASE,
+)
 _RECURRING = re.compile(r"\b(?:every|each)\b", re.IGNORECASE)
+
+
+def is_business_rule(text: str) -> bool:
+    """Whether ``text`` states a business rule: a business noun and normative wording."""
+    return bool(BUSINESS_NOUN.search(text)) and bool(_NORMATIVE.search(text))
 
 
 def _business_rule(match: re.Match[str], speaker: str | None) -> Finding | None:
     clause = match.group("x")
-    if not _BUSINESS_NOUN.search(clause) or not _NORMATIVE.search(clause):
+    lead = _CHANGE_LEAD.match(clause)
+    text = clause[lead.end() :] if lead else clause
+    if not BUSINESS_NOUN.search(text) or not _NORMATIVE.search(text):
         return None
-    if deadline(clause) and not _RECURRING.search(clause):
+    if deadline(text) and not _RECURRING.search(text):
         return None  # a dated one-off ("the budget is due Friday") is a task, not a rule
-    confidence = 0.85 if _AUTHORITY.search(clause) else 0.75
-    return finding(Kind.RULE, "business_rule", confidence, _OUR.sub("the", clause))
+    confidence = 0.85 if _AUTHORITY.search(text) else 0.75
+    change = lead.group(0).strip(" ,:").lower() if lead else None
+    return finding(Kind.RULE, business_slot(text), confidence, _OUR.sub("the", text), change=change)
 
 
 # --- tasks and deadlines -------------------------------------------------------------

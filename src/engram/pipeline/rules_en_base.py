@@ -38,7 +38,9 @@ ADVERBS = (
 )
 # Zero or more adverbs, each followed by a space; used inside larger patterns.
 ADV = rf"(?:(?:{ADVERBS}|kind of|sort of)\s+)*"
-ADVERB_WORDS = frozenset(ADVERBS.split("|")) | {"kind", "sort", "of"}
+# "no longer" is skipped when conjugating ("no longer prefer" -> "no longer prefers") but is
+# no adverb for the patterns: "I no longer like X" must not read as a liking.
+ADVERB_WORDS = frozenset(ADVERBS.split("|")) | {"kind", "sort", "of", "no", "longer"}
 
 _THIRD_PERSON = {
     "am": "is", "are": "is", "have": "has", "do": "does", "go": "goes", "don't": "doesn't",
@@ -180,6 +182,35 @@ _TAIL = re.compile(
 
 def trim_tail(text: str) -> str:
     return _TAIL.sub("", text)
+
+
+_CHANGE_ADVERB = re.compile(r"\b(?:now|currently|nowadays|actually)\s+(?=\w)", re.IGNORECASE)
+_CHANGE_TAIL = re.compile(r"(?:,?\s+(?:now|nowadays|these days|at the moment))+(?=[\s.!,]*$)", re.IGNORECASE)
+
+
+def settle(content: str) -> str:
+    """A state without the words that only say it is new: "Now prefers tea" -> "Prefers tea"."""
+    return tidy(_CHANGE_TAIL.sub("", _CHANGE_ADVERB.sub("", content)))
+
+
+# Where a place or an employer ends and the when, why or with-whom of a move begins.
+_PLACE_TAIL = re.compile(
+    r"\s*,?\s+(?:last|this|next|earlier|recently|a (?:few|couple)|\d+ (?:days?|weeks?|months?|years?) ago|ago|back in"
+    r"|in (?:(?:19|20)\d\d|(?:early |late |mid-)?(?:january|february|march|april|may|june|july|august|september"
+    r"|october|november|december))"
+    r"|for|because|since|with|after|before|when|so|and|but|to (?:be|work|study|live|join|start)|as of)\b.*$"
+    r"|\s*[,(].*$",
+    re.IGNORECASE,
+)
+
+
+def place(text: str) -> tuple[str, str | None]:
+    """("Berlin", "last month") from "Berlin last month"; the rest is kept for metadata."""
+    match = _PLACE_TAIL.search(text)
+    if match is None or match.start() == 0:
+        return text.strip(), None
+    rest = match.group(0).strip(" ,().!;:")
+    return text[: match.start()].strip(), rest or None
 
 
 def state(speaker: str | None, predicate: str) -> str:

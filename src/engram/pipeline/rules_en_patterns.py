@@ -9,7 +9,23 @@ from __future__ import annotations
 import re
 
 from ..model import Kind
-from .rules_common import Finding
+from .rules_common import (
+    ABSTAIN,
+    AGE,
+    ALLERGY,
+    BIRTHDAY,
+    DIET,
+    EMPLOYER,
+    JOB,
+    NAME,
+    NATIONALITY,
+    NICKNAME,
+    ORIGIN,
+    RESIDENCE,
+    SURNAME,
+    Finding,
+    taste_slot,
+)
 from .rules_en_base import (
     ADV,
     ADVERB_WORDS,
@@ -20,6 +36,7 @@ from .rules_en_base import (
     finding,
     owner,
     pattern,
+    place,
     predicate,
     state,
     third_person,
@@ -53,23 +70,27 @@ _SOFT_DISLIKE = re.compile(r"\breally (?:like|enjoy|into)|not a fan", re.IGNOREC
 
 
 def _name(match: re.Match[str], speaker: str | None) -> Finding | None:
-    return finding(Kind.FACT, "identity", 0.9, f"{owner(speaker)} name is {match.group('x')}")
+    if (match.group("part") or "").lower() in {"last", "sur", "family"}:
+        return finding(Kind.FACT, SURNAME, 0.9, f"{owner(speaker)} last name is {match.group('x')}")
+    return finding(Kind.FACT, NAME, 0.9, f"{owner(speaker)} name is {match.group('x')}")
 
 
 def _call_me(match: re.Match[str], speaker: str | None) -> Finding | None:
-    return finding(Kind.FACT, "identity", 0.85, state(speaker, f"prefers to be called {match.group('x')}"))
+    return finding(Kind.FACT, NICKNAME, 0.85, state(speaker, f"prefers to be called {match.group('x')}"))
 
 
 def _i_am_name(match: re.Match[str], speaker: str | None) -> Finding | None:
     name = match.group("x")
     if _IS_NATIONALITY.fullmatch(name.split(" ")[0]):
-        return finding(Kind.FACT, "identity", 0.85, state(speaker, f"is {name}"))
-    return finding(Kind.FACT, "identity", 0.8, f"{owner(speaker)} name is {name}")
+        return finding(Kind.FACT, NATIONALITY, 0.85, state(speaker, f"is {name}"))
+    return finding(Kind.FACT, NAME, 0.8, f"{owner(speaker)} name is {name}")
 
 
 def _birthday(match: re.Match[str], speaker: str | None) -> Finding | None:
-    whose = f"{match.group('rel')}'s " if match.group("rel") else ""
-    return finding(Kind.FACT, "identity", 0.9, f"{owner(speaker)} {whose}birthday is {match.group('x')}")
+    rel = match.group("rel")
+    whose = f"{rel}'s " if rel else ""
+    category = "family" if rel else BIRTHDAY
+    return finding(Kind.FACT, category, 0.9, f"{owner(speaker)} {whose}birthday is {match.group('x')}")
 
 
 def _favorite(match: re.Match[str], speaker: str | None) -> Finding | None:
@@ -77,7 +98,8 @@ def _favorite(match: re.Match[str], speaker: str | None) -> Finding | None:
     if not usable(value):
         return None
     confidence = 0.75 if match.group("tense").lower() == "was" else 0.85
-    return finding(Kind.PREFERENCE, "like", confidence, f"{owner(speaker)} favorite {match.group('what')} is {value}")
+    what = match.group("what")
+    return finding(Kind.PREFERENCE, taste_slot(what, "like"), confidence, f"{owner(speaker)} favorite {what} is {value}")
 
 
 def _favorite_of_mine(match: re.Match[str], speaker: str | None) -> Finding | None:
@@ -93,20 +115,26 @@ def _like(match: re.Match[str], speaker: str | None) -> Finding | None:
         return None
     confidence = 0.85 if match.group("v").lower() in {"prefer", "would rather"} else 0.8
     rest = third_person(conjugate(match.group("vp")), speaker)
-    return finding(Kind.PREFERENCE, "like", confidence, state(speaker, rest))
+    return finding(Kind.PREFERENCE, taste_slot(obj, "like"), confidence, state(speaker, rest))
 
 
 def _dislike(match: re.Match[str], speaker: str | None) -> Finding | None:
-    if not usable(match.group("x")):
+    obj = match.group("x")
+    if not usable(obj):
         return None
     softened = bool(_SOFT_DISLIKE.search(match.group("vp")))
     rest = third_person(conjugate(match.group("vp")), speaker)
-    return finding(Kind.PREFERENCE, "dislike", 0.8 if softened else 0.85, state(speaker, rest))
+    return finding(Kind.PREFERENCE, taste_slot(obj, "dislike"), 0.8 if softened else 0.85, state(speaker, rest))
 
 
 IDENTITY_AND_TASTE: tuple[Pattern, ...] = (
-    pattern("name", r"\b(?i:my (?:full |first )?name is) (?P<x>[A-Z][\w'-]*(?: [A-Z][\w'-]*){0,3})", _name, 0),
-    pattern("call_me", r"\b(?i:call me) (?P<x>[A-Z][\w'-]*)", _call_me, 0),
+    pattern(
+        "name",
+        r"\b(?i:my (?:full )?(?:(?P<part>first|last|family|sur) ?)?name is(?: now| actually)?) (?P<x>[A-Z][\w'-]*(?: [A-Z][\w'-]*){0,3})",
+        _name,
+        0,
+    ),
+    pattern("call_me", r"\b(?i:call me|I (?:now |usually |mostly |just )?go by) (?P<x>[A-Z][\w'-]*)", _call_me, 0),
     pattern(
         "i_am_name",
         r"^(?:(?:[Hh]i|[Hh]ello|[Hh]ey)\W+(?:there\W+|all\W+"
@@ -118,35 +146,35 @@ IDENTITY_AND_TASTE: tuple[Pattern, ...] = (
     pattern(
         "age",
         r"\bI (?P<vp>(?:am \d{1,3} (?:years old|yrs old|yo)|(?:just )?turned \d{1,3}(?! (?:minutes|hours|days))))\b",
-        predicate(Kind.FACT, "identity", 0.85),
+        predicate(Kind.FACT, AGE, 0.85),
     ),
     pattern(
         "nationality",
         rf"\bI (?P<vp>am (?:a |an )?{_NATIONALITY}\b[^;!?]*)",
-        predicate(Kind.FACT, "identity", 0.85),
+        predicate(Kind.FACT, NATIONALITY, 0.85),
     ),
     pattern(
         "allergy",
         r"\bI (?P<vp>am (?:(?:very|severely|deathly|really|quite|also|mildly|super) )?allergic to (?P<x>[^;!?]+))",
-        predicate(Kind.PREFERENCE, "taboo", 0.9),
+        predicate(Kind.PREFERENCE, ALLERGY, 0.9),
     ),
     pattern(
         "diet",
-        r"\bI (?P<vp>am (?:a |an )?(?:strict )?(?:vegetarian|vegan|pescatarian|lactose[- ]intolerant"
+        r"\bI (?P<vp>am (?:(?:no longer|not) )?(?:a |an )?(?:strict )?(?:vegetarian|vegan|pescatarian|lactose[- ]intolerant"
         r"|gluten[- ]intolerant|celiac|coeliac|diabetic|teetotal(?:er)?|sober|halal|kosher)\b[^;!?]*)",
-        predicate(Kind.PREFERENCE, "taboo", 0.85),
+        predicate(Kind.PREFERENCE, DIET, 0.85),
     ),
     pattern(
         "abstain",
         r"\bI (?P<vp>(?:do not|don't|never|cannot|can't|can not|no longer) (?:eat|drink|consume|touch"
         r"|smoke)\b(?P<x>[^;!?]*))",
-        predicate(Kind.PREFERENCE, "taboo", 0.85),
+        predicate(Kind.PREFERENCE, ABSTAIN, 0.85),
     ),
     pattern(
         "dislike",
         rf"\bI (?P<vp>{ADV}(?:hate|dislike|detest|loathe|can't stand|cannot stand|can not stand"
         r"|(?:do not|don't) (?:really )?(?:like|enjoy)|am not (?:really |very |much |that )?(?:a (?:big "
-        r"|huge )?fan of|into)"
+        r"|huge )?fan of|into)|no longer (?:like|enjoy|prefer|love|want)"
         r"|can't bear|cannot bear)\b(?P<x>[^;!?]*))",
         _dislike,
     ),
@@ -173,7 +201,7 @@ IDENTITY_AND_TASTE: tuple[Pattern, ...] = (
 
 # --- durable facts about the user's life -------------------------------------------------
 
-_JOB = (
+JOB_WORDS = (
     r"engineer|developer|programmer|nurse|teacher|doctor|physician|surgeon|designer|manager|student"
     r"|writer|artist|painter|lawyer|attorney|chef|cook|baker|accountant|scientist|researcher|consultant"
     r"|analyst|architect|photographer|musician|singer|dancer|actor|actress|pilot|driver|firefighter"
@@ -205,6 +233,41 @@ def _habit(match: re.Match[str], speaker: str | None) -> Finding | None:
         return None  # a dated event, not a routine; the episode pattern takes it
     confidence = 0.7 if words[0] == "sometimes" else 0.8
     return finding(Kind.FACT, "habit", confidence, state(speaker, third_person(conjugate(match.group("vp")), speaker)))
+
+
+_ORIGIN_VERBS = re.compile(r"\b(?:grew up|was born|was raised)\b", re.IGNORECASE)
+# "I moved from Sweden four years ago": where the user comes from, not where they live.
+_MOVED_AWAY = re.compile(r"\b(?:moved|relocated)\s+(?:here\s+|over\s+|away\s+)?from\b(?!.*\b(?:to|into)\b)", re.IGNORECASE)
+_MOVE = re.compile(
+    r"\b(?:moved|have moved|relocated|have relocated)\s+(?:back\s+)?(?:from\s+.+?\s+)?(?:to|into)\s+(?P<place>.+)$",
+    re.IGNORECASE,
+)
+
+
+def _home(match: re.Match[str], speaker: str | None) -> Finding | None:
+    """Where the user lives; a move says where they live now ("moved to Berlin" -> "Lives in Berlin")."""
+    vp = match.group("vp")
+    if _ORIGIN_VERBS.search(vp) or _MOVED_AWAY.search(vp):
+        return finding(Kind.FACT, ORIGIN, 0.85, state(speaker, third_person(conjugate(vp), speaker)))
+    moved = _MOVE.search(vp)
+    if moved is not None:
+        where, since = place(third_person(moved.group("place"), speaker))
+        if usable(where) and _NAMED_PLACE.search(where):  # "moved to a bigger apartment" names no place
+            return finding(Kind.FACT, RESIDENCE, 0.85, state(speaker, f"lives in {where}"), change="moved", since=since)
+    return finding(Kind.FACT, RESIDENCE, 0.85, state(speaker, third_person(conjugate(vp), speaker)))
+
+
+_NAMED_PLACE = re.compile(r"[A-Z]")
+_WORKED = re.compile(r"\bhave worked\b", re.IGNORECASE)
+
+
+def _work(match: re.Match[str], speaker: str | None) -> Finding | None:
+    """"works as a nurse" is a job; "works at Shopify" an employer; "works from home", "has worked at" neither."""
+    preposition = match.group("p").lower()
+    category = JOB if preposition in {"as", "in", "with"} else EMPLOYER if preposition in {"at", "for"} else "work"
+    if _WORKED.search(match.group("vp")):
+        category = "work"  # "I have worked at Google" may be over; it must not supersede where they work now
+    return finding(Kind.FACT, category, 0.85, state(speaker, third_person(conjugate(match.group("vp")), speaker)))
 
 
 _PLAN_STRENGTH = {"planning": 0.8, "about": 0.75, "getting ready": 0.75, "saving up": 0.75}
@@ -248,31 +311,33 @@ _ROUTINE = (
 LIFE_FACTS: tuple[Pattern, ...] = (
     pattern(
         "work",
-        rf"\bI (?P<vp>{ADV}(?:work|am working|have worked|have been working)\s+(?:as|at|for|in|with|from)\b[^;!?]*)",
-        predicate(Kind.FACT, "work", 0.85),
+        rf"\bI (?P<vp>{ADV}(?:work|am {ADV}working|have worked|have been working|no longer work|do not work|don't work)"
+        r"\s+(?P<p>as|at|for|in|with|from)\b[^;!?]*)",
+        _work,
     ),
     pattern(
         "job",
-        rf"\bI (?P<vp>am (?:now |currently |also |actually |still )?(?:a|an) (?:[\w-]+ ){{0,3}}?(?:{_JOB})s?\b[^;!?]*)",
-        predicate(Kind.FACT, "work", 0.85),
+        rf"\bI (?P<vp>am (?:now |currently |also |actually |still )?(?:a|an) (?:[\w-]+ ){{0,3}}?(?:{JOB_WORDS})s?\b[^;!?]*)",
+        predicate(Kind.FACT, JOB, 0.85),
     ),
     pattern(
         "teach",
         rf"\bI (?P<vp>{ADV}(?:teach|tutor|coach|run (?:a|my own|the)|own (?:a|my own)|manage (?:a|the)) [^;!?]+)",
-        predicate(Kind.FACT, "work", 0.8),
+        predicate(Kind.FACT, JOB, 0.8),
     ),
     pattern(
         "job_title",
-        r"\bmy (?:job|role|position|title|profession|occupation) is (?P<x>[^;!?]+)",
-        lambda m, s: finding(Kind.FACT, "work", 0.85, f"{owner(s)} job is {third_person(m.group('x'), s)}"),
+        r"\bmy (?:job|role|position|title|profession|occupation) is (?:now )?(?P<x>[^;!?]+)",
+        lambda m, s: finding(Kind.FACT, JOB, 0.85, f"{owner(s)} job is {third_person(m.group('x'), s)}"),
     ),
     pattern(
         "home",
-        rf"\bI (?P<vp>{ADV}(?:live|am living|have lived|have been living|reside|am based|grew up|was born|was raised"
-        r"|moved|have moved|relocated)\s+(?:in|to|at|near|out of|on)\b[^;!?]*)",
-        predicate(Kind.FACT, "location", 0.85),
+        rf"\b(?:I|[Ww]e) (?P<vp>{ADV}(?:live|am living|are living|have lived|have been living|reside|am based|are based"
+        r"|grew up|was born|was raised|no longer live|do not live|don't live"
+        r"|moved|have moved|relocated|have relocated)\s+(?:in|to|at|near|out of|on|back to|from)\b[^;!?]*)",
+        _home,
     ),
-    pattern("origin", r"\bI (?P<vp>am (?:originally )?from\s+[^;!?]+)", predicate(Kind.FACT, "location", 0.85)),
+    pattern("origin", r"\bI (?P<vp>am (?:originally )?from\s+[^;!?]+)", predicate(Kind.FACT, ORIGIN, 0.85)),
     pattern(
         "family",
         rf"(?:^|(?<=[,;:] )|(?<=\band )|(?<=\bbut )|(?<=\bso ))my (?P<rel>{_REL}"

@@ -4,6 +4,11 @@ Same calibration as the English side: firm statements ("我对海鲜过敏",
 "我们公司采用三级审批流程") start at 0.85-0.9; weak readings ("我想…", an
 undated "我要…") start below the gate's 0.7; hedges ("可能", "也许") lower
 whatever they touch.
+
+Discourse markers at the head of a sentence or clause ("另外", "还有", "对了",
+"其实") are dropped before the patterns run, so they never leak into a memory;
+statements of a state lose "现在"/"目前", so a change ("我现在住在杭州") reads
+like the fact it replaces ("用户住在杭州").
 """
 
 from __future__ import annotations
@@ -12,11 +17,18 @@ import re
 from dataclasses import replace
 
 from ..model import Kind
-from .rules_common import Finding, SentenceView, is_small_talk
-from .rules_zh_base import Pattern, carry_subject, finding, third_person
+from .rules_common import SETTLED_GROUPS, Finding, SentenceView, group_of, is_small_talk
+from .rules_zh_base import Pattern, carry_subject, finding, settle, third_person
+from .rules_zh_changes import CHANGES
 from .rules_zh_patterns import ACTIONS, IDENTITY_AND_TASTE, LIFE_FACTS
 
-PATTERNS: tuple[Pattern, ...] = IDENTITY_AND_TASTE + LIFE_FACTS + ACTIONS
+PATTERNS: tuple[Pattern, ...] = IDENTITY_AND_TASTE + LIFE_FACTS + CHANGES + ACTIONS
+
+# How a sentence or clause joins the conversation, not what it says: "另外我们公司采用…".
+_DISCOURSE = re.compile(
+    r"(^|[，,])(?:(?:另外还有|另外就是|还有就是|另外|还有|对了|哦对了|然后|其实|而且|并且|此外|再就是|话说|说起来|顺便说一下|顺便说一句"
+    r"|顺便提一下|顺便|补充一下|补充一点)[，,、：:\s]*|(?:嗯|哦|噢|哎|诶|啊|好吧)[，,、\s]+)+"
+)
 
 # "你能提醒我…吗？" asks for something to be kept; it is not a question to answer.
 _POLITE_REQUEST = re.compile(r"^(?:你)?(?:能不能|能|可以|可不可以|麻烦你?|请你?)(?=提醒我|记住|帮我记住|记一下|以后|每次)")
@@ -43,16 +55,21 @@ _DURABLE = re.compile(r"以后|今后|往后|每次|每天|每周|总是|始终|
 _HEDGE = re.compile(r"可能|也许|或许|大概|好像|似乎|说不定|不确定|不一定|还没想好|考虑|估计|应该会|吧[。！!…~～\s]*$")
 
 
+def strip_discourse(text: str) -> str:
+    return _DISCOURSE.sub(lambda m: m.group(1), text).lstrip("，,")
+
+
 def analyse(sentence: str) -> SentenceView:
     text = sentence.strip()
     if is_small_talk(text):
         return SentenceView(text, skip="small_talk")
+    text = strip_discourse(text) or text
     polite = _POLITE_REQUEST.match(text)
     if polite:
         text = _POLITE_TAIL.sub("", text[polite.end() :])
     explicit = False
     for intent in (_INTENT_PREFIX, _INTENT_SUFFIX):
-        stripped = intent.sub("", text, count=1)
+        stripped = strip_discourse(intent.sub("", text, count=1))
         if stripped != text and stripped:
             text, explicit = stripped, True
     skip = _skip_reason(text, polite=polite is not None)
@@ -94,8 +111,15 @@ def find(body: str, speaker: str | None) -> list[Finding]:
         for match in entry.regex.finditer(sentence):
             hit = entry.build(match, speaker)
             if hit is not None:
-                found.append(replace(hit, span=match.span(), rule=f"zh.{entry.name}"))
+                found.append(_settled(replace(hit, span=match.span(), rule=f"zh.{entry.name}"), sentence))
     return found
+
+
+def _settled(hit: Finding, sentence: str) -> Finding:
+    if hit.kind not in (Kind.FACT, Kind.PREFERENCE) or group_of(hit.category) not in SETTLED_GROUPS:
+        return hit
+    content = settle(hit.content, sentence)
+    return replace(hit, content=content) if len(content) >= 3 else hit
 
 
 def noted(body: str, speaker: str | None) -> Finding | None:

@@ -52,6 +52,21 @@ def tidy(text: str) -> str:
     return _TRAILING.sub("", text.strip())
 
 
+_NO_LONGER = re.compile(r"(?:现在|目前|如今)不(?!再)(?=[^，,。；;！!？?]*了)")
+_NOW = re.compile(r"(?:现如今|现在|目前|如今|其实)(?=.)")
+
+
+def settle(content: str, sentence: str) -> str:
+    """A state without the words that only say it is new: "用户现在住在杭州" -> "用户住在杭州".
+
+    "我现在不吃素了" becomes "用户不再吃素": the "了" that made it a change is gone
+    by then, so the change is said with "不再".
+    """
+    if _NO_LONGER.search(sentence):
+        content = re.sub(r"(?:现在|目前|如今)不(?!再)", "不再", content)
+    return tidy(_NOW.sub("", content))
+
+
 def deadline(text: str) -> str | None:
     match = _DEADLINE.search(text) or _ANY_TIME.search(text)
     return match.group(0) if match else None
@@ -106,7 +121,8 @@ def as_said(kind: Kind, category: str, confidence: float) -> Builder:
 
 # Subjectless clauses that continue the previous clause's "我": "我是王磊，在杭州做前端".
 _CONTINUES_SUBJECT = re.compile(
-    r"^(?:在|住|做|当|是|喜欢|爱|讨厌|不吃|不喝|不太|不喜欢|也|还|平时|每天|每周|今年|老家|一直|最|特别|比较|很|养|有|对|已经|刚)"
+    r"^(?:在|住|做|当|是|喜欢|爱|讨厌|不吃|不喝|不太|不喜欢|也|还|平时|每天|每周|今年|老家|一直|最|特别|比较|很|养|有|对|已经|刚"
+    r"|现在|目前)"
 )
 _CLAUSE = re.compile(r"[^，,]+[，,]?")
 

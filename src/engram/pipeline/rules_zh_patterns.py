@@ -8,7 +8,23 @@ from __future__ import annotations
 import re
 
 from ..model import Kind
-from .rules_common import Finding
+from .rules_common import (
+    ABSTAIN,
+    AGE,
+    ALLERGY,
+    BIRTHDAY,
+    DIET,
+    EMPLOYER,
+    JOB,
+    NAME,
+    NICKNAME,
+    ORIGIN,
+    RESIDENCE,
+    SURNAME,
+    Finding,
+    business_slot,
+    taste_slot,
+)
 from .rules_zh_base import (
     CC,
     END,
@@ -23,6 +39,7 @@ from .rules_zh_base import (
     has_deadline,
     pattern,
     third_person,
+    tidy,
     who,
 )
 
@@ -39,9 +56,9 @@ _HEDGED = r"(?:可能|也许|或许|大概|好像|应该)?"
 _NOT_RULE = r"(?!客气|担心|着急|急|怕|谢|忘|难过|伤心|生气|介意|误会|紧张|放弃|在意|这样说)"
 
 
-def _named(template: str, confidence: float) -> Builder:
+def _named(template: str, confidence: float, category: str = NAME) -> Builder:
     def build(match: re.Match[str], speaker: str | None) -> Finding | None:
-        return finding(Kind.FACT, "identity", confidence, template.format(who=who(speaker), x=match.group("x")))
+        return finding(Kind.FACT, category, confidence, template.format(who=who(speaker), x=match.group("x")))
 
     return build
 
@@ -50,7 +67,7 @@ def _shi_name(match: re.Match[str], speaker: str | None) -> Finding | None:
     name = match.group("x")
     if name[-1] in _NOT_NAME_END:
         return None  # "我是高中生", "我是王老师的学生": a role, not a name
-    return finding(Kind.FACT, "identity", 0.85, f"{who(speaker)}名叫{name}")
+    return finding(Kind.FACT, NAME, 0.85, f"{who(speaker)}名叫{name}")
 
 
 # Objects that point back into the chat ("喜欢你", "喜欢这样") say nothing durable.
@@ -65,42 +82,44 @@ def _taste(category: str, strong: float, soft: float, soft_words: str | None = N
         if _DEICTIC_OBJECT.match(obj):
             return None
         confidence = soft if softener is not None and softener.search(match.group("vp")) else strong
-        return finding(Kind.PREFERENCE, category, confidence, who(speaker) + third_person(match.group("vp"), speaker))
+        slot = taste_slot(obj, category)
+        return finding(Kind.PREFERENCE, slot, confidence, who(speaker) + third_person(match.group("vp"), speaker))
 
     return build
 
 
 IDENTITY_AND_TASTE: tuple[Pattern, ...] = (
     pattern("name", rf"我(?:的)?(?:名字|全名|姓名)(?:叫|是)(?P<x>{_NAME})", _named("{who}名叫{x}", 0.9)),
-    pattern("jiao", rf"{_START}我叫(?P<x>{_NAME})", _named("{who}名叫{x}", 0.9)),
+    pattern("jiao", rf"{_START}我叫(?!外卖|车|醒|快递|滴滴|出租|人|了|过|着|起|上|你|他|她)(?P<x>{_NAME})", _named("{who}名叫{x}", 0.9)),
     pattern("shi_name", rf"{_START}(?:你好|大家好|您好)?[，,！!]?我是(?P<x>[{_SURNAMES}][\u4e00-\u9fff]{{1,2}}){END}", _shi_name),
     pattern(
         "call_me",
         rf"(?:你|您)?(?:可以|就|都)?叫我(?P<x>[\u4e00-\u9fffA-Za-z]{{1,4}}?)(?:就(?:行|好|可以)了?)?{END}",
-        _named("{who}希望被称为{x}", 0.85),
+        _named("{who}希望被称为{x}", 0.85, NICKNAME),
     ),
-    pattern("surname", rf"我姓(?P<x>[\u4e00-\u9fff]{{1,2}}){END}", _named("{who}姓{x}", 0.85)),
-    pattern("birthday", rf"我(?P<vp>(?:的)?生日(?:是|在){C}{{2,20}})", about_user(Kind.FACT, "identity", 0.9)),
-    pattern("age", r"我(?P<vp>(?:今年)?[\d一二三四五六七八九十两]{1,3}岁)", about_user(Kind.FACT, "identity", 0.85)),
+    pattern("surname", rf"我姓(?P<x>[\u4e00-\u9fff]{{1,2}}){END}", _named("{who}姓{x}", 0.85, SURNAME)),
+    pattern("birthday", rf"我(?P<vp>(?:的)?生日(?:是|在){C}{{2,20}})", about_user(Kind.FACT, BIRTHDAY, 0.9)),
+    pattern("age", r"我(?P<vp>(?:今年)?[\d一二三四五六七八九十两]{1,3}岁)", about_user(Kind.FACT, AGE, 0.85)),
     pattern(
         "allergy",
         rf"我(?P<vp>对{C}{{1,15}}?过敏|(?![不没]){C}{{0,8}}?过敏(?:体质)?)",
-        about_user(Kind.PREFERENCE, "taboo", 0.9),
+        about_user(Kind.PREFERENCE, ALLERGY, 0.9),
     ),
     pattern(
         "diet",
-        r"我(?P<vp>(?:是|吃)(?:个|一个|一名)?(?:素食主义者|素食者|纯素食者|吃素的|素食|素|穆斯林|回民|清真))",
-        about_user(Kind.PREFERENCE, "taboo", 0.85),
+        r"我(?:最近|今年|去年|从今年|从去年)?(?P<vp>(?:现在|目前|已经|开始|改成?)?(?:是|吃)(?:个|一个|一名)?(?:素食主义者|素食者|纯素食者|吃素的|素食|素|穆斯林|回民|清真)"
+        r"|(?:现在|目前|已经)?(?:不再|不)(?:吃素|是素食主义者|是素食者)(?!的))",
+        about_user(Kind.PREFERENCE, DIET, 0.85),
     ),
     pattern(
         "abstain",
-        rf"我(?P<vp>{_HEDGED}(?:从来|从小|一直|平时|基本|完全|也|都|已经)*(?:不|不能|不敢|从不|戒了)(?:吃|喝|碰|抽|沾)(?![了过]){C}{{1,15}})",
-        about_user(Kind.PREFERENCE, "taboo", 0.85),
+        rf"我(?P<vp>{_HEDGED}(?:从来|从小|一直|平时|基本|完全|也|都|已经|现在)*(?:不再|不|不能|不敢|从不|戒了)(?:吃|喝|碰|抽|沾)(?![了过素]){C}{{1,15}})",
+        about_user(Kind.PREFERENCE, ABSTAIN, 0.85),
     ),
     pattern(
         "dislike",
-        rf"我(?P<vp>{_HEDGED}(?:特别|非常|很|最|超|真的|实在|比较|有点|一直|向来|也|都)*(?:讨厌|厌恶|反感|受不了|不喜欢|不太喜欢"
-        rf"|不怎么喜欢|不爱|烦)(?P<x>{C}{{1,20}}))",
+        rf"我(?P<vp>{_HEDGED}(?:现在|目前|特别|非常|很|最|超|真的|实在|比较|有点|一直|向来|也|都)*(?:讨厌|厌恶|反感|受不了|不喜欢|不太喜欢"
+        rf"|不怎么喜欢|不再喜欢|不爱|烦)(?P<x>{C}{{1,20}}))",
         _taste("dislike", 0.85, 0.8, "有点|不太|不怎么"),
     ),
     pattern(
@@ -110,7 +129,7 @@ IDENTITY_AND_TASTE: tuple[Pattern, ...] = (
     ),
     pattern(
         "like",
-        rf"我(?P<vp>{_HEDGED}(?:平时|平常|一直|也|还|都|特别|非常|很|最|超|真的|比较|挺|蛮|更|超级|就)*(?:喜欢|爱(?![人情])|热爱|偏好"
+        rf"我(?P<vp>{_HEDGED}(?:现在|目前|平时|平常|一直|也|还|都|特别|非常|很|最|超|真的|比较|挺|蛮|更|超级|就)*(?:喜欢|爱(?![人情])|热爱|偏好"
         rf"|偏爱|习惯|钟爱|喜爱|享受|迷上了?|爱上了?|(?:的)?爱好是)(?P<x>{C}{{1,25}}))",
         _taste("like", 0.8, 0.8),
     ),
@@ -126,12 +145,44 @@ _REL = (
     "|爸爸|妈妈|父亲|母亲|爸妈|父母|哥哥|姐姐|弟弟|妹妹|爷爷|奶奶|外公|外婆|姥姥|姥爷|家人"
 )
 _PETS = "猫|狗|柯基|泰迪|金毛|哈士奇|柴犬|布偶|英短|美短|橘猫|鹦鹉|仓鼠|兔子|乌龟|宠物"
+# When a move happened, between the subject and the verb: "我们家上个月搬去了成都".
+_MOVE_WHEN = "上个?月|上周|去年|今年|前几天|前阵子|最近|年初|年底|上半年|下半年"
 
 
 def _relative(match: re.Match[str], speaker: str | None) -> Finding | None:
     phrase = third_person(match.group("vp"), speaker)
     joiner = "" if phrase.startswith("的") else "的"
     return finding(Kind.FACT, "family", 0.8, who(speaker) + joiner + phrase)
+
+
+_EMPLOYED = re.compile(r"工作|上班|实习|任职|就职")
+_PAST = re.compile(r"^(?:之前|以前|曾经|原来|过去)")
+
+
+def _work_at(match: re.Match[str], speaker: str | None) -> Finding | None:
+    """"在腾讯工作" names an employer; "在字节跳动做产品经理", "在医院当护士" a job; "之前在百度工作" neither, now."""
+    category = EMPLOYER if _EMPLOYED.fullmatch(match.group("v")) else JOB
+    if _PAST.match(match.group("vp")):
+        category = "work"
+    return finding(Kind.FACT, category, 0.85, who(speaker) + third_person(match.group("vp"), speaker))
+
+
+_MOVED = re.compile(r"^(?:现在|目前|一直|常年|也|已经|刚|刚刚)*(?:搬到了?|搬去了?|搬回了?|搬家到了?|迁到了?)")
+_PLACE_END = re.compile(r"(?:去|来|住|生活|定居)?了?$")
+# A new home that names no place says nothing of where the user lives: "搬到新家了".
+_NO_PLACE = re.compile(r"^(?:新家|新房子?|新公寓|新的?地方|这里|那里|这边|那边|这儿|那儿|隔壁|楼上|楼下|宿舍|家里)$")
+
+
+def _home(match: re.Match[str], speaker: str | None) -> Finding | None:
+    """Where the user lives; a move says where they live now ("搬到杭州了" -> "用户住在杭州")."""
+    vp = match.group("vp")
+    moved = _MOVED.match(vp)
+    if moved is not None:
+        where = _PLACE_END.sub("", tidy(vp[moved.end() :]))
+        if _NO_PLACE.match(where):
+            return finding(Kind.FACT, RESIDENCE, 0.85, who(speaker) + third_person(vp, speaker), change="搬家")
+        return finding(Kind.FACT, RESIDENCE, 0.85, f"{who(speaker)}住在{third_person(where, speaker)}", change="搬家")
+    return finding(Kind.FACT, RESIDENCE, 0.85, who(speaker) + third_person(vp, speaker))
 
 
 def _plan(match: re.Match[str], speaker: str | None) -> Finding | None:
@@ -142,27 +193,29 @@ def _plan(match: re.Match[str], speaker: str | None) -> Finding | None:
 LIFE_FACTS: tuple[Pattern, ...] = (
     pattern(
         "work_at",
-        rf"我(?P<vp>(?:现在|目前|之前|以前|一直|也)?(?:在|于)(?!家|家里|宿舍|路上|床上){C}{{1,15}}?(?:当|做|担任|工作|上班|实习|任职"
+        rf"我(?P<vp>(?:现在|目前|之前|以前|一直|也)?(?:在|于)(?!家|家里|宿舍|路上|床上){C}{{1,15}}?(?P<v>当|做|担任|工作|上班|实习|任职"
         rf"|就职|负责){C}{{0,15}})",
-        about_user(Kind.FACT, "work", 0.85),
+        _work_at,
     ),
     pattern(
+        # greedy up to the last job word: "是销售部的经理" is a manager, not "销售"
         "job",
-        rf"我(?P<vp>(?:现在|目前|也)?(?:是|当)(?:一[名个位]|个)?{C}{{0,8}}?(?:{_JOBS}))",
-        about_user(Kind.FACT, "work", 0.85),
+        rf"我(?P<vp>(?:现在|目前|也|已经)?(?:是|当)(?:一[名个位]|个)?{C}{{0,8}}(?:{_JOBS}))",
+        about_user(Kind.FACT, JOB, 0.85),
     ),
-    pattern("job_is", rf"我(?P<vp>(?:的)?(?:工作|职业|职位|岗位)是{C}+)", about_user(Kind.FACT, "work", 0.85)),
-    pattern("trade", rf"我(?P<vp>(?:是)?(?:做|搞|干){C}{{1,8}}?(?:的|工作|行业)){END}", about_user(Kind.FACT, "work", 0.75)),
+    pattern("job_is", rf"我(?P<vp>(?:的)?(?:工作|职业|职位|岗位)(?:现在)?是{C}+)", about_user(Kind.FACT, JOB, 0.85)),
+    pattern("trade", rf"我(?P<vp>(?:是)?(?:做|搞|干){C}{{1,8}}?(?:的|工作|行业)){END}", about_user(Kind.FACT, JOB, 0.75)),
     pattern(
         "home",
-        rf"我(?P<vp>(?:现在|目前|一直|常年|也)?(?:住在|住|定居在|定居|生活在|搬到了?|搬去了?){C}{{2,15}})",
-        about_user(Kind.FACT, "location", 0.85),
+        rf"(?:我|我们家|我们一家|我们全家|我家)(?:{_MOVE_WHEN})?(?P<vp>(?:现在|目前|一直|常年|也|已经|刚|刚刚)*(?:不再|不)?"
+        rf"(?:住在|住|定居在|定居|生活在|搬到了?|搬去了?|搬回了?|搬家到了?|迁到了?){C}{{2,15}})",
+        _home,
     ),
-    pattern("hometown", rf"我(?P<vp>(?:的)?(?:老家|家乡|籍贯)(?:在|是){C}{{2,12}})", about_user(Kind.FACT, "location", 0.85)),
+    pattern("hometown", rf"我(?P<vp>(?:的)?(?:老家|家乡|籍贯)(?:在|是){C}{{2,12}})", about_user(Kind.FACT, ORIGIN, 0.85)),
     pattern(
         "origin",
         rf"我(?P<vp>是(?!一个|个|好|坏|男|女|成年|年轻|老|有钱|穷|普通|外星|聪明|懒|客)[\u4e00-\u9fff]{{2,4}}人){END}",
-        about_user(Kind.FACT, "location", 0.85),
+        about_user(Kind.FACT, ORIGIN, 0.85),
     ),
     pattern(
         "relative",
@@ -222,7 +275,11 @@ _BUSINESS_NOUN = re.compile(
 _NORMATIVE = re.compile(
     r"需要|需|须|必须|要求|应当|应该|不得|不能|不可|禁止|不允许|只能|至少|最多|不超过|超过|以上|以下|以内|采用|实行|执行|实施"
     r"|控制在|由|要|[是为][\d一二三四五六七八九十两百千万]"
+    # a rule that changes: "改成两级审批流程", "预算调整为八万", "不再需要总经理签字"
+    r"|改成|改为|换成|变成|变为|调整为|调整成|调整到|改用|降到|降为|降至|提高到|提高为|提高至|增加到|减少到|上调|下调|不再"
 )
+# "以后报销改为部门经理审批": the rule is what follows the marker, which is kept as the change.
+_CHANGE_LEAD = re.compile(r"^(?:以后|今后|往后|从现在开始|从现在起|从今天开始|从今天起|从下个?月(?:开始|起)|从明年(?:开始|起))[，,]?")
 _AUTHORITY = re.compile(
     r"公司|部门|团队|单位|集团|我司|本司|制度|规定|政策|流程|审批|批准|\d|[一二三四五六七八九十两百千万]+(?:元|块|万|天|人|级)"
 )
@@ -232,6 +289,9 @@ def _prefixed_rule(match: re.Match[str], speaker: str | None) -> Finding | None:
     rest = match.group("x")
     if _TALK_OR_SELF.match(rest):
         return None  # "以后我想…" is the user's plan; "以后再说" is talk
+    business = business_rule_of(rest, speaker, change=match.group("m"))
+    if business is not None:
+        return business  # "以后报销改为部门经理审批" is a business rule that changed, not an order to the assistant
     return finding(Kind.RULE, "instruction", 0.85, third_person(match.group(0).lstrip("，,"), speaker))
 
 
@@ -245,12 +305,18 @@ def _polite(match: re.Match[str], speaker: str | None) -> Finding | None:
     return finding(Kind.RULE, "instruction", confidence, third_person(match.group("x"), speaker))
 
 
-def _business_rule(match: re.Match[str], speaker: str | None) -> Finding | None:
-    text = match.group("x")
+def business_rule_of(text: str, speaker: str | None, change: str | None = None) -> Finding | None:
+    lead = _CHANGE_LEAD.match(text)
+    if lead is not None:
+        text, change = text[lead.end() :], lead.group(0).rstrip("，,")
     if not _BUSINESS_NOUN.search(text) or not _NORMATIVE.search(text) or has_deadline(text):
         return None
     confidence = 0.85 if _AUTHORITY.search(text) else 0.75
-    return finding(Kind.RULE, "business_rule", confidence, third_person(text, speaker))
+    return finding(Kind.RULE, business_slot(text), confidence, third_person(text, speaker), change=change)
+
+
+def _business_rule(match: re.Match[str], speaker: str | None) -> Finding | None:
+    return business_rule_of(match.group("x"), speaker)
 
 
 def _task(prefix: str) -> Builder:
@@ -332,3 +398,8 @@ ACTIONS: tuple[Pattern, ...] = (
         as_said(Kind.EPISODE, "event", 0.75),
     ),
 )
+
+# Shared with rules_zh_changes, which words its statements like these.
+BUSINESS_NOUN = _BUSINESS_NOUN
+JOBS = _JOBS
+NAME_PATTERN = _NAME
