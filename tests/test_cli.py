@@ -82,3 +82,14 @@ def test_a_foreign_database_is_refused(env, tmp_path):
     foreign.write_text("hello")
     result = runner.invoke(app, ["stats", "--db", str(foreign)])
     assert result.exit_code == 6 and "NotAnEngramDatabaseError" in result.output
+
+
+def test_demo_plays_the_whole_scenario_offline(tmp_path, monkeypatch):
+    monkeypatch.delenv("ENGRAM_EMBEDDER", raising=False)
+    result = runner.invoke(app, ["demo", "--db", str(tmp_path / "demo.db")])
+    assert result.exit_code == 0, result.output
+    out = result.output
+    assert "用户名叫张三" in out and "用户喜欢简洁的报告" in out and "三级审批流程" in out
+    assert "not visible to 李四" in out
+    assert "SUPERSEDE" in out and "business_rule:approval" in out
+    assert "forget" in out and "deleted" in out

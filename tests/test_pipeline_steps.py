@@ -85,15 +85,22 @@ def record(content, kind=Kind.FACT, category=None, rid="r1") -> MemoryRecord:
         ("Prefers concise reports", "Prefers concise reports with bullet points", 0.81, None, "UPDATE"),
         ("Prefers concise reports with bullet points", "Prefers concise reports", 0.81, None, "NOOP"),
         ("公司采用三级审批流程", "公司采用两级审批流程", 0.85, None, "SUPERSEDE"),
-        ("Lives in Berlin", "Lives in Munich", 0.64, "location", "SUPERSEDE"),
+        ("Lives in Berlin", "Lives in Munich", 0.64, "location:residence", "SUPERSEDE"),
         ("Lives in Berlin", "Lives in Munich", 0.64, None, "ADD"),
+        ("Lives in London", "No longer lives in London", 0.7, "location:residence", "SUPERSEDE"),
+        ("Works at Stripe", "Works at Shopify", 0.47, "work:employer", "SUPERSEDE"),
+        ("用户不吃辣", "用户不吃香菜", 0.83, "taboo:diet", "ADD"),
+        ("Allergic to peanuts", "Allergic to peanuts and shellfish", 0.8, "taboo:allergy", "UPDATE"),
+        ("Lives in Berlin", "Works in Berlin", 0.8, "location:residence", "ADD"),
         ("Has a dog named Max", "Has a cat named Luna", 0.52, None, "ADD"),
     ],
 )
 def test_rule_reconciliation(old, new, score, category, expected):
     kind = Kind.PREFERENCE if "Prefers" in old else Kind.FACT
     existing = record(old, kind, category)
-    decision = decide_by_rules(cand(new, kind, category=category), [Similar(existing, score)], ReconcilePolicy())
+    new_category = "work:employer" if new.startswith("Works in") else category
+    decision = decide_by_rules(cand(new, kind, category=new_category), [Similar(existing, score)],
+                               ReconcilePolicy())
     assert decision.event == expected
     if expected != "ADD":
         assert decision.target is existing

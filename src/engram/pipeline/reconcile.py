@@ -38,22 +38,37 @@ class Decision:
 @dataclass(frozen=True, slots=True)
 class ReconcilePolicy:
     duplicate_similarity: float = 0.92  # at or above: the same fact
-    related_similarity: float = 0.78  # at or above, same kind: about the same thing
-    slot_similarity: float = 0.5  # same kind and category: the same slot (name, city, …)
+    related_similarity: float = 0.78  # uncategorized, same kind, at or above: about the same thing
+    slot_similarity: float = 0.5  # a change statement in a multi-valued category must be this close
 
 
 def normalized(text: str) -> str:
     return re.sub(r"[\W_]+", " ", text.lower()).strip()
 
 
+_NEGATION = re.compile(
+    r"\b(?:not|no|never|no longer|any ?more|stopped|quit|gave up)\b|n't|不再|不|没有|没|别|停止|戒了|戒掉",
+    re.IGNORECASE,
+)
+MULTI_VALUED_GROUPS = frozenset({"taboo"})  # many allergies can be true at once; one home cannot
+
+
+def _negations(text: str) -> set[str]:
+    return {m.group(0).lower() for m in _NEGATION.finditer(text)}
+
+
 def _refines(old: str, new: str) -> bool:
-    """The new statement keeps everything the old one said and adds to it."""
+    """The new statement keeps everything the old one said and adds to it — without
+    negating it ("No longer lives in London" contains every word of the old fact)."""
     old_terms, new_terms = set(index_terms(old)), set(index_terms(new))
-    return bool(old_terms) and old_terms <= new_terms and new_terms != old_terms
+    if not old_terms or not old_terms <= new_terms or new_terms == old_terms:
+        return False
+    return _negations(new) <= _negations(old)
 
 
-def _same_slot(candidate: Candidate, record: MemoryRecord) -> bool:
-    return candidate.kind == record.kind and candidate.category is not None and candidate.category == record.category
+def single_valued(category: str | None) -> bool:
+    """ "group:slot" categories name one slot (residence, employer, approval flow…)."""
+    return category is not None and ":" in category and category.split(":", 1)[0] not in MULTI_VALUED_GROUPS
 
 
 def decide_by_rules(candidate: Candidate, similar: Sequence[Similar], policy: ReconcilePolicy) -> Decision:
@@ -64,21 +79,39 @@ def decide_by_rules(candidate: Candidate, similar: Sequence[Similar], policy: Re
     return Decision("ADD", "no similar memory")
 
 
+def _about_the_same(candidate: Candidate, record: MemoryRecord, score: float, policy: ReconcilePolicy) -> str | None:
+    """Why the two statements are about the same thing, or None.
+
+    Same single-valued slot: always (a new employer replaces the old one however
+    little the sentences look alike). Both categorized otherwise: only a change
+    statement or a refinement within the same category. Uncategorized (e.g. LLM candidates): high
+    similarity of the same kind."""
+    if candidate.kind != record.kind:
+        return None
+    if candidate.category and record.category:
+        if candidate.category != record.category:
+            return None
+        if single_valued(candidate.category):
+            return f"same {record.category}"
+        close = score >= policy.slot_similarity
+        if close and ("change" in candidate.metadata or _refines(record.content, candidate.content)):
+            return f"within {record.category}"
+        return None
+    return f"similarity {score:.2f}" if score >= policy.related_similarity else None
+
+
 def _decide_one(candidate: Candidate, match: Similar, policy: ReconcilePolicy) -> Decision | None:
     record, score = match.record, match.similarity
     if normalized(record.content) == normalized(candidate.content) or score >= policy.duplicate_similarity:
         return Decision("NOOP", f"already known as {record.id} (similarity {score:.2f})", record)
-    same_kind = candidate.kind == record.kind
-    related = same_kind and score >= policy.related_similarity
-    slot = _same_slot(candidate, record) and score >= policy.slot_similarity
-    if not (related or slot):
+    why = _about_the_same(candidate, record, score, policy)
+    if why is None:
         return None
     if _refines(record.content, candidate.content):
-        return Decision("UPDATE", f"refines {record.id} (similarity {score:.2f})", record, candidate.content)
+        return Decision("UPDATE", f"refines {record.id} ({why})", record, candidate.content)
     if _refines(candidate.content, record.content):
-        return Decision("NOOP", f"{record.id} already says more (similarity {score:.2f})", record)
-    what = f"same {record.category}" if slot else f"similarity {score:.2f}"
-    return Decision("SUPERSEDE", f"contradicts {record.id} ({what})", record, candidate.content)
+        return Decision("NOOP", f"{record.id} already says more ({why})", record)
+    return Decision("SUPERSEDE", f"contradicts {record.id} ({why})", record, candidate.content)
 
 
 def decide_with_llm(reconciler, candidate: Candidate, similar: Sequence[Similar], policy: ReconcilePolicy):
