@@ -37,7 +37,7 @@ from ..errors import ConflictError, ConnectionLostError, EngramError, InvalidVal
 from ..model import AuditEvent, Job, JobStatus, MemoryRecord, Operation, Stats, Version, check_label
 from . import postgres_rows as rows
 from .base import AuditDraft, AuditQuery, OrderBy, RecordFilter, ScoredId, WriteBatch
-from .codec import namespace_from_key, namespace_range, scope_token
+from .codec import namespace_from_key, namespace_range
 from .postgres_migrations import ALL_TENANTS, TENANT_SETTING, migrate
 from .sql import POSTGRES, check_storable, filter_clause, pg_bm25, pg_create_vector_index, pg_nearest
 from .sql import pg_vector_index_name
@@ -198,10 +198,10 @@ class PostgresStore:
     def _apply(self, conn: psycopg.Connection, batch: WriteBatch) -> None:
         tenant, s = batch.tenant, self._s
         ids = sorted({*batch.purge_ids, *(w.record.id for w in batch.records), *(t.record_id for t in batch.touches)})
-        stored: dict[str, tuple[int, str, int]] = {}
+        stored: dict[str, tuple[int, dict[str, int], int]] = {}
         if ids:  # lock every row the batch touches, in one order, so writers never deadlock
             found = conn.execute(
-                f"SELECT id, version, terms, doc_len FROM {s}.memories WHERE tenant_id = %s AND id = ANY(%s) "
+                f"SELECT id, version, tf, doc_len FROM {s}.memories WHERE tenant_id = %s AND id = ANY(%s) "
                 "ORDER BY id FOR UPDATE",
                 (tenant, ids),
             )
@@ -210,8 +210,8 @@ class PostgresStore:
         if batch.purge_ids:
             for record_id in batch.purge_ids:
                 if record_id in stored:
-                    _, terms, length = stored.pop(record_id)
-                    delta.add(terms, length, -1)
+                    _, tf, length = stored.pop(record_id)
+                    delta.add(tf, length, -1)
             purge = list(batch.purge_ids)
             conn.execute(f"DELETE FROM {s}.memories WHERE tenant_id = %s AND id = ANY(%s)", (tenant, purge))
             conn.execute(f"DELETE FROM {s}.memory_versions WHERE tenant_id = %s AND record_id = ANY(%s)",
@@ -251,7 +251,7 @@ class PostgresStore:
 
     @staticmethod
     def _record_rows(
-        batch: WriteBatch, stored: dict[str, tuple[int, str, int]], delta: rows.LexiconDelta
+        batch: WriteBatch, stored: dict[str, tuple[int, dict[str, int], int]], delta: rows.LexiconDelta
     ) -> tuple[list[tuple], list[tuple]]:
         inserts, updates = [], []
         for write in batch.records:
@@ -266,14 +266,15 @@ class PostgresStore:
                     "it changed meanwhile"
                 )
             params = rows.record_params(write)
-            length = params[rows.WRITE_COLUMNS.index("doc_len")]
+            tf = params[_TF].obj
+            length = params[_DOC_LEN]
             if current is None:
                 inserts.append(params)
-                delta.add(write.terms, length, +1)
+                delta.add(tf, length, +1)
             else:
                 updates.append((*params[2:], params[0], params[1]))
-                delta.replace(current[1], current[2], write.terms, length)
-            stored[record.id] = (record.version, write.terms, length)
+                delta.replace(current[1], current[2], tf, length)
+            stored[record.id] = (record.version, tf, length)
         return inserts, updates
 
     def _apply_lexicon(self, conn: psycopg.Connection, tenant: str, delta: rows.LexiconDelta) -> None:
@@ -358,11 +359,25 @@ class PostgresStore:
         lexemes = list(dict.fromkeys(rows.lexeme(t) for t in terms))
         if not lexemes or limit <= 0:
             return []
-        scope = scope_token(tenant, where.namespace, exact=not where.descendants)
         clause, params = filter_clause(POSTGRES, tenant, where, alias="m")
-        sql = pg_bm25(self._s, clause, rows.BM25_K1, rows.BM25_B)
-        found = self._read(tenant, sql, [tenant, tenant, lexemes, *params, rows.tsquery_text(lexemes, scope), limit])
-        return [ScoredId(row[0], float(row[1])) for row in found]
+
+        def work(conn: psycopg.Connection) -> list[tuple]:
+            stats = conn.execute(
+                f"SELECT s.docs, s.total_len, l.term, l.df FROM {self._s}.tenant_state s "
+                f"JOIN {self._s}.lexicon l ON l.tenant_id = s.tenant_id AND l.term = ANY(%s) WHERE s.tenant_id = %s",
+                (lexemes, tenant),
+            ).fetchall()
+            if not stats:
+                return []
+            docs, total_len = stats[0][0], stats[0][1]
+            idf = {term: rows.bm25_idf(docs, df) for _, _, term, df in stats}
+            found = [t for t in lexemes if t in idf]  # the query's order, as FTS5 sums phrases
+            sql = pg_bm25(self._s, clause, len(found), rows.BM25_K1, rows.BM25_B)
+            score_params = [value for t in found for value in (idf[t], t, t)]
+            return conn.execute(sql, [*score_params, total_len / max(docs, 1), *params,
+                                      rows.tsquery_text(found), limit]).fetchall()
+
+        return [ScoredId(row[0], float(row[1])) for row in self._transaction(tenant, work, write=False)]
 
     def nearest(self, tenant: str, where: RecordFilter, model: str, vector: np.ndarray, limit: int) -> list[ScoredId]:
         if limit <= 0:
@@ -547,6 +562,8 @@ class PostgresStore:
         return self._transaction(tenant, work, write=True)
 
 
+_TF = rows.WRITE_COLUMNS.index("tf")
+_DOC_LEN = rows.WRITE_COLUMNS.index("doc_len")
 _INSERT = (
     "INSERT INTO {s}.memories (" + ", ".join(rows.WRITE_COLUMNS) + ") VALUES ("
     + ", ".join("%s::tsvector" if c == "tsv" else "%s" for c in rows.WRITE_COLUMNS) + ")"

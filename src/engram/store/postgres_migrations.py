@@ -75,7 +75,7 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
             read_only boolean NOT NULL DEFAULT false,
             supersedes text,
             superseded_by text,
-            terms text NOT NULL DEFAULT '',
+            tf jsonb NOT NULL DEFAULT '{{}}',
             doc_len integer NOT NULL DEFAULT 0,
             tsv tsvector NOT NULL DEFAULT ''::tsvector,
             PRIMARY KEY (tenant_id, id)
@@ -83,7 +83,7 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
         ALTER TABLE {schema}.memories ALTER COLUMN embedding SET STORAGE MAIN;
         CREATE INDEX memories_scope ON {schema}.memories (tenant_id, namespace, status);
         CREATE INDEX memories_created ON {schema}.memories (tenant_id, created_at, seq);
-        CREATE INDEX memories_terms ON {schema}.memories USING gin (tsv);
+        CREATE INDEX memories_terms ON {schema}.memories USING gin (tsv) WITH (fastupdate = off);
         CREATE TABLE {schema}.memory_versions (
             tenant_id text COLLATE "C" NOT NULL,
             record_id text COLLATE "C" NOT NULL,

@@ -1,10 +1,13 @@
 """Row-level pieces of the PostgreSQL backend: column lists, value conversion and
-the lexical index (tsvector) built from the same terms the SQLite backend indexes."""
+the lexical index built from the same terms the SQLite backend indexes: a
+tsvector of the distinct terms plus scope tokens (GIN, for matching) and the
+term frequencies as jsonb (for BM25), so scoring reads only the query's terms."""
 
 from __future__ import annotations
 
+import math
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
@@ -15,13 +18,12 @@ from ..model import (
     freeze_mapping,
 )
 from .base import AuditDraft, RecordWrite
-from .codec import namespace_from_key, namespace_key, record_from_data, scope_token, version_to_data
+from .codec import namespace_from_key, namespace_key, record_from_data, version_to_data
 
 # FTS5's bm25() constants, so both backends score alike.
 BM25_K1 = 1.2
 BM25_B = 0.75
 _MAX_LEXEME_BYTES = 2000  # PostgreSQL refuses lexemes of 2 KiB and more
-_MAX_POSITIONS = 255  # positions kept per lexeme; they only count occurrences here
 
 RECORD_COLUMNS = (
     "tenant_id", "id", "namespace", "kind", "content", "category", "tags", "metadata", "importance", "confidence",
@@ -29,7 +31,7 @@ RECORD_COLUMNS = (
     "last_accessed_at", "access_count", "actor", "thread_id", "message_id", "embedding_model", "read_only",
     "supersedes", "superseded_by",
 )
-WRITE_COLUMNS = (*RECORD_COLUMNS, "embedding", "terms", "doc_len", "tsv")
+WRITE_COLUMNS = (*RECORD_COLUMNS, "embedding", "tf", "doc_len", "tsv")
 SELECT_RECORD = ", ".join(RECORD_COLUMNS)
 
 
@@ -46,43 +48,32 @@ def _quote(value: str) -> str:
     return "'" + value.replace("\\", "\\\\").replace("'", "''") + "'"
 
 
-def scope_lexemes(tenant: str, namespace: tuple[str, ...]) -> list[str]:
-    """Scope tokens as lexemes. A leading underscore keeps them apart from terms,
-    which never contain one."""
-    tokens = [scope_token(tenant, namespace, exact=True)]
-    tokens += [scope_token(tenant, namespace[:depth], exact=False) for depth in range(len(namespace) + 1)]
-    return ["_" + token for token in tokens]
-
-
 def term_counts(terms: str) -> Counter[str]:
     return Counter(lexeme(term) for term in terms.split())
 
 
 def doc_length(terms: str, namespace: tuple[str, ...]) -> int:
-    """What FTS5 counts as the document length: terms plus the scope column's tokens."""
+    """What FTS5 counts as the document length: the terms plus the SQLite backend's
+    scope-column tokens (codec.scope_tokens: one exact, one per ancestor prefix)."""
     return len(terms.split()) + len(namespace) + 2
 
 
-def tsvector_text(counts: Counter[str], scopes: Sequence[str]) -> str:
-    """A tsvector literal: each term with positions 1..tf (so tf can be read back
-    exactly), each scope token without positions."""
-    parts = [
-        f"{_quote(term)}:{','.join(str(i) for i in range(1, min(count, _MAX_POSITIONS) + 1))}"
-        for term, count in counts.items()
-    ]
-    parts += [_quote(scope) for scope in scopes]
-    return " ".join(parts)
+def tsvector_text(terms: Iterable[str]) -> str:
+    """A tsvector literal of the distinct terms, without positions: frequencies live
+    in the tf column, and the scope is matched by the btree on (tenant, namespace),
+    not by scope tokens as in FTS5 (which has no other index to use)."""
+    return " ".join(_quote(term) for term in terms)
 
 
-def tsquery_text(terms: Sequence[str], scope: str) -> str:
-    """The scope token AND any of the terms."""
-    return f"{_quote('_' + scope)} & ({' | '.join(_quote(lexeme(t)) for t in terms)})"
+def tsquery_text(terms: Sequence[str]) -> str:
+    """Any of the terms."""
+    return " | ".join(_quote(lexeme(t)) for t in terms)
 
 
 def record_params(write: RecordWrite) -> tuple:
     r = write.record
     counts = term_counts(write.terms)
-    tsv = tsvector_text(counts, scope_lexemes(r.scope.tenant, r.scope.namespace))
+    tsv = tsvector_text(counts)
     embedding = write.embedding
     return (
         r.scope.tenant, r.id, namespace_key(r.scope.namespace), r.kind.value, r.content, r.category,
@@ -90,7 +81,7 @@ def record_params(write: RecordWrite) -> tuple:
         r.status.value, r.version, r.valid_from, r.valid_to, r.expires_at, r.created_at, r.updated_at,
         r.last_accessed_at, r.access_count, r.source.actor, r.source.thread_id, r.source.message_id,
         r.embedding_model if embedding is not None else None, r.read_only, r.supersedes, r.superseded_by,
-        embedding, write.terms, doc_length(write.terms, r.scope.namespace), tsv,
+        embedding, Jsonb(counts), doc_length(write.terms, r.scope.namespace), tsv,
     )
 
 
@@ -185,17 +176,17 @@ class LexiconDelta:
         self.docs = 0
         self.total_len = 0
 
-    def add(self, terms: str, length: int, sign: int) -> None:
-        for term in term_counts(terms):
+    def add(self, tf: Mapping[str, int], length: int, sign: int) -> None:
+        for term in tf:
             self.df[term] += sign
         self.docs += sign
         self.total_len += sign * length
 
-    def replace(self, old_terms: str, old_len: int, new_terms: str, new_len: int) -> None:
-        if old_terms == new_terms and old_len == new_len:
+    def replace(self, old_tf: Mapping[str, int], old_len: int, new_tf: Mapping[str, int], new_len: int) -> None:
+        if old_tf == new_tf and old_len == new_len:
             return
-        self.add(old_terms, old_len, -1)
-        self.add(new_terms, new_len, +1)
+        self.add(old_tf, old_len, -1)
+        self.add(new_tf, new_len, +1)
 
     @property
     def empty(self) -> bool:
@@ -228,3 +219,9 @@ def job_from_row(row: Sequence[Any]) -> Job:
         last_error=error,
         result=None if result is None else freeze_mapping(result),
     )
+
+
+def bm25_idf(docs: int, df: int) -> float:
+    """FTS5's IDF: log((N - n + 0.5) / (n + 0.5)), floored at 1e-6."""
+    idf = math.log((docs - df + 0.5) / (df + 0.5))
+    return 1e-6 if idf <= 0.0 else idf

@@ -224,32 +224,21 @@ def fts_match(terms: list[str], scope: str) -> str:
 # -- PostgreSQL: lexical (BM25 as FTS5 computes it) and vector search ------------------------
 
 
-def pg_bm25(schema: str, clause: str, k1: float, b: float) -> str:
-    """Okapi BM25 over tsvectors whose positions count term occurrences, with the
-    tenant's document frequencies from the lexicon: the formula and constants of
-    SQLite FTS5's bm25(), so both backends rank alike. Parameters: tenant, tenant,
-    query terms (text[]), the filter clause's parameters, tsquery, limit."""
-    return f"""
-        WITH stats AS (
-            SELECT docs::float8 AS n, greatest(total_len, 1)::float8 / greatest(docs, 1) AS avgdl
-            FROM {schema}.tenant_state WHERE tenant_id = %s
-        ), q AS (
-            SELECT l.term, CASE WHEN x.idf <= 0 THEN 1e-6 ELSE x.idf END AS idf
-            FROM {schema}.lexicon l CROSS JOIN stats
-            CROSS JOIN LATERAL (SELECT ln((stats.n - l.df + 0.5) / (l.df + 0.5)) AS idf) x
-            WHERE l.tenant_id = %s AND l.term = ANY(%s::text[])
-        )
-        SELECT m.id, sum(q.idf * (cardinality(u.positions) * {k1 + 1.0})
-                   / (cardinality(u.positions) + {k1} * ({1.0 - b} + {b} * m.doc_len / stats.avgdl))) AS score
-        FROM {schema}.memories m
-        CROSS JOIN LATERAL unnest(m.tsv) AS u(lexeme, positions, weights)
-        JOIN q ON q.term = u.lexeme
-        CROSS JOIN stats
-        WHERE {clause} AND m.tsv @@ %s::tsquery
-        GROUP BY m.id
-        ORDER BY score DESC, m.id
-        LIMIT %s
-    """
+def pg_bm25(schema: str, clause: str, terms: int, k1: float, b: float) -> str:
+    """Okapi BM25 exactly as SQLite FTS5's bm25() computes it, over the stored term
+    frequencies (jsonb) of the rows the tsvector index matches; IDFs come from the
+    tenant's lexicon. Parameters: (idf, term, term) per term, avgdl, the filter
+    clause's parameters, the tsquery, the limit."""
+    tf = "coalesce((m.tf ->> %s)::float8, 0)"
+    parts = [
+        f"%s::float8 * {tf} * {k1 + 1.0} / ({tf} + {k1} * ({1.0 - b} + {b} * m.doc_len / avgdl.v))"
+        for _ in range(terms)
+    ]
+    return (
+        f"SELECT m.id, {' + '.join(parts)} AS score "
+        f"FROM {schema}.memories m CROSS JOIN (SELECT %s::float8 AS v) AS avgdl "
+        f"WHERE {clause} AND m.tsv @@ %s::tsquery ORDER BY score DESC, m.id LIMIT %s"
+    )
 
 
 def pg_vector_index_name(model: str, dim: int) -> str:
