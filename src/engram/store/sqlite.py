@@ -14,6 +14,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
@@ -28,7 +29,7 @@ from .base import AuditQuery, OrderBy, RecordFilter, ScoredId, WriteBatch
 from .codec import namespace_from_key, namespace_key, namespace_range, scope_token
 from .sql import SQLITE, check_storable, filter_clause, fts_match
 from .sqlite_migrations import APPLICATION_ID, MIGRATIONS
-from .vector_cache import VectorCache
+from .vector_cache import LOADED_COLUMNS, VectorCache
 
 T = TypeVar("T")
 _BUSY_RETRIES = 8
@@ -179,20 +180,28 @@ class SQLiteStore:
         tenant = batch.tenant
         for record_id in batch.purge_ids:
             rows.purge_record(conn, tenant, record_id)
+        existed = self._existing_ids(conn, tenant, [w.record.id for w in batch.records if w.expected_version is None])
+        written: set[str] = set()
         for write in batch.records:
-            self._check_version(conn, tenant, write.record.id, write.expected_version)
-            rowid = rows.upsert_record(conn, write)
-            conn.execute("DELETE FROM memory_fts WHERE rowid = ?", (rowid,))
+            record_id = write.record.id
+            if write.expected_version is None:
+                # a create: absent before this batch (one query for the batch) and not written earlier in it
+                if record_id in existed or record_id in written:
+                    raise ConflictError(f"record {record_id} already exists")
+                rowid = rows.insert_record(conn, write)  # a fresh rowid: no lexical row to replace
+            else:
+                self._check_version(conn, tenant, record_id, write.expected_version)
+                rowid = rows.upsert_record(conn, write)
+                conn.execute("DELETE FROM memory_fts WHERE rowid = ?", (rowid,))
+            written.add(record_id)
             conn.execute(
                 "INSERT INTO memory_fts (rowid, terms, scope) VALUES (?, ?, ?)",
                 (rowid, write.terms, rows.scope_column(write.record)),
             )
-        for version in batch.versions:
-            rows.insert_version(conn, tenant, version)
+        rows.insert_versions(conn, tenant, batch.versions)
         for touch in batch.touches:
             rows.touch_record(conn, tenant, touch)
-        for draft in batch.audit:
-            rows.insert_audit(conn, tenant, draft)
+        rows.insert_audits(conn, tenant, batch.audit)
         for job in batch.jobs:
             job_rows.insert_job(conn, job)
         if batch.records or batch.purge_ids:
@@ -201,6 +210,16 @@ class SQLiteStore:
                 "ON CONFLICT (tenant) DO UPDATE SET seq = seq + 1",
                 (tenant,),
             )
+
+    @staticmethod
+    def _existing_ids(conn: sqlite3.Connection, tenant: str, ids: Sequence[str]) -> set[str]:
+        found: set[str] = set()
+        for start in range(0, len(ids), 500):
+            chunk = list(ids[start : start + 500])
+            marks = ", ".join("?" * len(chunk))
+            sql = f"SELECT id FROM memories WHERE tenant = ? AND id IN ({marks})"
+            found.update(row[0] for row in conn.execute(sql, [tenant, *chunk]))
+        return found
 
     @staticmethod
     def _check_version(conn: sqlite3.Connection, tenant: str, record_id: str, expected: int | None) -> None:
@@ -222,8 +241,10 @@ class SQLiteStore:
         for start in range(0, len(ids), 500):
             chunk = list(ids[start : start + 500])
             marks = ", ".join("?" * len(chunk))
-            for row in self._read(f"SELECT * FROM memories WHERE tenant = ? AND id IN ({marks})", [tenant, *chunk]):
-                found[row["id"]] = rows.record_from_row(row)
+            sql = f"SELECT {rows.RECORD_SELECT} FROM memories WHERE tenant = ? AND id IN ({marks})"
+            for row in self._read(sql, [tenant, *chunk]):
+                record = rows.record_from_row(row)
+                found[record.id] = record
         return [found[i] for i in ids if i in found]
 
     def query(
@@ -231,7 +252,8 @@ class SQLiteStore:
     ) -> list[MemoryRecord]:
         clause, params = filter_clause(SQLITE, tenant, where)
         direction = "DESC" if order == "importance" else "ASC"
-        sql = f"SELECT * FROM memories WHERE {clause} ORDER BY {order} {direction}, rowid LIMIT ? OFFSET ?"
+        sql = (f"SELECT {rows.RECORD_SELECT} FROM memories WHERE {clause} "
+               f"ORDER BY {order} {direction}, rowid LIMIT ? OFFSET ?")
         return [rows.record_from_row(r) for r in self._read(sql, [*params, limit, offset])]
 
     def count(self, tenant: str, where: RecordFilter) -> int:
@@ -253,18 +275,23 @@ class SQLiteStore:
 
     def nearest(self, tenant: str, where: RecordFilter, model: str, vector: np.ndarray, limit: int) -> list[ScoredId]:
         entry = self._vectors.get(tenant, where, model, self._tenant_seq(tenant), self._load_vectors)
-        allowed = None
-        if where.needs_sql:
+        allowed, valid_at = None, None
+        if where.valid_at is not None and not replace(where, valid_at=None).needs_sql:
+            # the default search ("valid now") is checked on the cached validity windows,
+            # not by listing every rowid of the scope in SQL on each query
+            valid_at = SQLITE.time_value(where.valid_at)
+        elif where.needs_sql:
             clause, params = filter_clause(SQLITE, tenant, where)
             allowed = [row[0] for row in self._read(f"SELECT rowid FROM memories WHERE {clause}", params)]
-        return entry.nearest(vector, limit, statuses=where.statuses, kinds=where.kinds, allowed_rowids=allowed)
+        return entry.nearest(vector, limit, statuses=where.statuses, kinds=where.kinds, allowed_rowids=allowed,
+                             valid_at=valid_at)
 
     def _tenant_seq(self, tenant: str) -> int:
         found = self._read("SELECT seq FROM tenant_state WHERE tenant = ?", [tenant])
         return found[0][0] if found else 0
 
     def _load_vectors(self, tenant: str, namespace: tuple[str, ...], descendants: bool, model: str):
-        base = "SELECT rowid, id, status, kind, embedding FROM memories WHERE tenant = ? AND embedding_model = ?"
+        base = f"SELECT {', '.join(LOADED_COLUMNS)} FROM memories WHERE tenant = ? AND embedding_model = ?"
         params: list[Any] = [tenant, model]
         if descendants:
             bounds = namespace_range(namespace)
@@ -277,9 +304,11 @@ class SQLiteStore:
         return self._read(base, params)
 
     def vectors(self, tenant: str, ids: Sequence[str], model: str) -> dict[str, np.ndarray]:
-        out: dict[str, np.ndarray] = {}
-        for start in range(0, len(ids), 500):
-            chunk = list(ids[start : start + 500])
+        # most asks come from a search that has just loaded the scope: serve them from the cache
+        out = self._vectors.vectors(tenant, model, self._tenant_seq(tenant), ids) if ids else {}
+        rest = [i for i in ids if i not in out]
+        for start in range(0, len(rest), 500):
+            chunk = rest[start : start + 500]
             marks = ", ".join("?" * len(chunk))
             sql = f"SELECT id, embedding FROM memories WHERE tenant = ? AND embedding_model = ? AND id IN ({marks})"
             for row in self._read(sql, [tenant, model, *chunk]):

@@ -2,7 +2,9 @@
 
 An entry holds every vector of one (tenant, namespace filter, model); it is
 rebuilt when the tenant's write sequence moved, and evicted least-recently-used
-beyond a memory budget.
+beyond a memory budget. Besides status and kind it keeps each record's validity
+window (valid_from, valid_to, expires_at), so the default search ("active and
+valid now") is answered without a per-query SQL scan of the scope.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -19,6 +21,9 @@ from .base import RecordFilter, ScoredId
 
 _STATUS_CODES = {status.value: code for code, status in enumerate(Status)}
 _KIND_CODES = {kind.value: code for code, kind in enumerate(Kind)}
+
+# the columns a loader returns, in this order
+LOADED_COLUMNS = ("rowid", "id", "status", "kind", "embedding", "valid_from", "valid_to", "expires_at")
 
 
 @dataclass
@@ -29,10 +34,19 @@ class ScopeVectors:
     statuses: np.ndarray
     kinds: np.ndarray
     matrix: np.ndarray
+    valid_from: np.ndarray  # epoch seconds
+    valid_to: np.ndarray  # epoch seconds, +inf when open-ended
+    expires_at: np.ndarray  # epoch seconds, +inf when never
+    _positions: dict[str, int] | None = field(default=None, repr=False)
 
     @property
     def nbytes(self) -> int:
-        return self.matrix.nbytes + self.rowids.nbytes + 64 * len(self.ids)
+        return self.matrix.nbytes + self.rowids.nbytes + 3 * self.valid_from.nbytes + 64 * len(self.ids)
+
+    def position(self, record_id: str) -> int | None:
+        if self._positions is None:
+            self._positions = {key: index for index, key in enumerate(self.ids)}
+        return self._positions.get(record_id)
 
     def nearest(
         self,
@@ -42,7 +56,11 @@ class ScopeVectors:
         statuses: Sequence[Status],
         kinds: Sequence[Kind],
         allowed_rowids: Sequence[int] | None,
+        valid_at: float | None = None,
     ) -> list[ScoredId]:
+        """Top ``limit`` by cosine among rows that pass the filters. ``valid_at``
+        (epoch seconds) applies the same test as the SQL filter: valid_from <= t,
+        valid_to and expires_at NULL or > t."""
         if not self.ids or limit <= 0:
             return []
         mask = np.ones(len(self.ids), dtype=bool)
@@ -50,6 +68,8 @@ class ScopeVectors:
             mask &= np.isin(self.statuses, [_STATUS_CODES[s.value] for s in statuses])
         if kinds:
             mask &= np.isin(self.kinds, [_KIND_CODES[k.value] for k in kinds])
+        if valid_at is not None:
+            mask &= (self.valid_from <= valid_at) & (self.valid_to > valid_at) & (self.expires_at > valid_at)
         if allowed_rowids is not None:
             mask &= np.isin(self.rowids, np.asarray(allowed_rowids, dtype=np.int64))
         candidates = np.flatnonzero(mask)
@@ -65,12 +85,24 @@ class ScopeVectors:
 Loader = Callable[[str, tuple[str, ...], bool, str], list]
 
 
+def _times(rows: list, column: int, missing: float) -> np.ndarray:
+    return np.fromiter((missing if row[column] is None else row[column] for row in rows), dtype=np.float64,
+                       count=len(rows))
+
+
 def build_scope_vectors(seq: int, rows: list, dim_hint: int | None = None) -> ScopeVectors:
     rows = [row for row in rows if row[4] is not None]
     if not rows:
         empty = np.zeros((0, dim_hint or 1), dtype=np.float32)
-        return ScopeVectors(seq, np.zeros(0, np.int64), [], np.zeros(0, np.int8), np.zeros(0, np.int8), empty)
-    matrix = np.vstack([np.frombuffer(row[4], dtype="<f4") for row in rows]).astype(np.float32, copy=False)
+        none = np.zeros(0, np.float64)
+        return ScopeVectors(seq, np.zeros(0, np.int64), [], np.zeros(0, np.int8), np.zeros(0, np.int8), empty,
+                            none, none, none)
+    matrix = np.frombuffer(b"".join(row[4] for row in rows), dtype="<f4")
+    width = len(rows[0][4]) // 4
+    if matrix.size != width * len(rows):  # rows of different widths: let vstack say so
+        matrix = np.vstack([np.frombuffer(row[4], dtype="<f4") for row in rows])
+    matrix = matrix.reshape(len(rows), -1).astype(np.float32, copy=False)
+    matrix.flags.writeable = False  # rows are handed out by vectors(); nobody may change them
     return ScopeVectors(
         seq=seq,
         rowids=np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows)),
@@ -78,6 +110,9 @@ def build_scope_vectors(seq: int, rows: list, dim_hint: int | None = None) -> Sc
         statuses=np.fromiter((_STATUS_CODES[row[2]] for row in rows), dtype=np.int8, count=len(rows)),
         kinds=np.fromiter((_KIND_CODES[row[3]] for row in rows), dtype=np.int8, count=len(rows)),
         matrix=matrix,
+        valid_from=_times(rows, 5, -np.inf),
+        valid_to=_times(rows, 6, np.inf),
+        expires_at=_times(rows, 7, np.inf),
     )
 
 
@@ -100,6 +135,22 @@ class VectorCache:
             self._entries.move_to_end(key)
             self._evict()
         return entry
+
+    def vectors(self, tenant: str, model: str, seq: int, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """Vectors of ``ids`` found in fresh entries (same write sequence) of this tenant and model."""
+        found: dict[str, np.ndarray] = {}
+        with self._lock:  # most recently used first: usually the scope a search just loaded
+            entries = [entry for key, entry in reversed(self._entries.items())
+                       if key[0] == tenant and key[3] == model and entry.seq == seq]
+        for entry in entries:
+            for record_id in ids:
+                if record_id not in found:
+                    position = entry.position(record_id)
+                    if position is not None:
+                        found[record_id] = entry.matrix[position]
+            if len(found) == len(ids):
+                break
+        return found
 
     def _evict(self) -> None:
         total = sum(entry.nbytes for entry in self._entries.values())
