@@ -37,6 +37,9 @@ class Settings(BaseSettings):
     busy_timeout_ms: int = Field(30_000, ge=0)
     vector_cache_mb: int = Field(512, gt=0)
     auto_worker: bool = Field(True, description="add(background=True) starts a worker thread in this process")
+    maintenance_interval_s: float = Field(
+        3600.0, ge=0, description="how often a worker expires and consolidates memories (0: never)"
+    )
     record_recalls: bool = Field(True, description="log which memories context() served, in the audit")
 
     def retrieval(self) -> RetrievalSettings:

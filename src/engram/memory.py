@@ -15,6 +15,7 @@ from .embed import Embedder, make_embedder
 from .errors import ConflictError, InvalidValueError, NotFoundError, PermissionDeniedError
 from .filters import record_filter
 from .llm.base import LLM
+from .maintenance import MaintenanceReport
 from .model import (
     AuditEvent,
     Job,
@@ -40,7 +41,7 @@ from .search import tokenize
 from .search.context import ContextBlock, build_context
 from .search.retrieve import retrieve
 from .store import Store, open_store
-from . import jsonl
+from . import jsonl, maintenance
 from .embed.reindex import reindex_store
 from .store.base import AuditDraft, AuditQuery, RecordFilter, Touch, WriteBatch
 from .writes import MemoryDraft, batch_of, build_record, change, retire, revise
@@ -482,6 +483,11 @@ class Memory:
         """Validate the whole file, then write it in one transaction (all-or-nothing)."""
         return jsonl.import_from(self.store, self.embedder, source, on_conflict=on_conflict, actor=actor,
                                  at=self.clock.now())
+
+    def maintain(self) -> MaintenanceReport:
+        """Expire what has passed its time and fold near-identical duplicates (every
+        tenant). Workers run it every ``maintenance_interval_s``."""
+        return maintenance.maintain(self, self.clock.now())
 
     def reindex(self, *, batch_size: int = 256, progress: Callable[[int, int], None] | None = None) -> int:
         """Re-embed every record whose vector came from another model. Reads keep

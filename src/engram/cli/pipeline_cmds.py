@@ -82,20 +82,28 @@ def register(app: typer.Typer) -> None:
         console.print(table)
 
     @app.command()
+    def maintain(db: DbOption = None) -> None:
+        """Expire memories past their time and fold near-identical duplicates."""
+        with opened(db) as memory:
+            report = run(memory.maintain)
+        console.print(f"expired {report.expired}, consolidated {report.consolidated}")
+
+    @app.command()
     def worker(
         once: Annotated[bool, typer.Option(help="Drain what is due, then exit")] = False,
         poll: Annotated[float, typer.Option(help="Seconds between polls when idle")] = 1.0,
         db: DbOption = None,
     ) -> None:
-        """Drain the background job queue (run one or more next to your app)."""
+        """Drain the background job queue and run scheduled maintenance (run one or
+        more next to your app)."""
         with opened(db) as memory:
             if once:
                 console.print(f"ran {run(memory.drain_jobs)} jobs")
                 return
             console.print("engram worker: draining jobs (Ctrl-C to stop)")
+            memory.start_worker()
             try:
                 while True:
-                    if run(memory.drain_jobs) == 0:
-                        time.sleep(poll)
+                    time.sleep(poll)
             except KeyboardInterrupt:
-                console.print("stopped")
+                console.print("stopping after the current job")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from dataclasses import asdict
 from datetime import timedelta
 from typing import TYPE_CHECKING
@@ -95,9 +96,14 @@ class Worker:
         return self
 
     def _loop(self) -> None:
+        interval = self._memory.settings.maintenance_interval_s
+        next_maintenance = time.monotonic() + interval
         while not self._stop.is_set():
             try:
                 ran = work_once(self._memory)
+                if interval and time.monotonic() >= next_maintenance:
+                    next_maintenance = time.monotonic() + interval
+                    log.info("engram maintenance: %s", self._memory.maintain())
             except EngramError as exc:  # the store itself failed: wait and try again
                 log.warning("engram worker: %s", exc)
                 ran = None

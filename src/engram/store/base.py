@@ -17,7 +17,7 @@ import numpy as np
 from ..model import AuditEvent, Job, JobStatus, Kind, MemoryRecord, Operation, Stats, Status, Version
 
 MetadataOp = Literal["eq", "ne", "gt", "gte", "lt", "lte"]
-TimeField = Literal["created_at", "updated_at", "valid_from", "last_accessed_at"]
+TimeField = Literal["created_at", "updated_at", "valid_from", "valid_to", "expires_at", "last_accessed_at"]
 
 
 @dataclass(frozen=True, slots=True)

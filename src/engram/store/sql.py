@@ -19,7 +19,7 @@ from .codec import namespace_key, namespace_range, to_epoch
 
 _METADATA_KEY = re.compile(r"^[\w-]+(\.[\w-]+)*$")
 _OPERATORS = {"eq": "=", "ne": "!=", "gt": ">", "gte": ">=", "lt": "<", "lte": "<="}
-_TIME_FIELDS = ("created_at", "updated_at", "valid_from", "last_accessed_at")
+_TIME_FIELDS = ("created_at", "updated_at", "valid_from", "valid_to", "expires_at", "last_accessed_at")
 
 
 @dataclass(frozen=True)

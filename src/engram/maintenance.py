@@ -1,0 +1,109 @@
+"""Lifecycle work that runs on a schedule: expiry and consolidation.
+
+- expire: active records whose ``expires_at`` or ``valid_to`` has passed become
+  status expired (a new version, audited) — reads already hide them; this makes
+  the state explicit and lets ``list``/export show it.
+- consolidate: near-identical active memories of the same kind in one namespace
+  (the same words, or cosine ≥ 0.95; e.g. the same fact remembered twice through ``remember``) are
+  folded into the most important, most recent one; the others are superseded and
+  linked to it, so nothing is deleted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from .model import MemoryRecord, Operation, Status
+from .pipeline.reconcile import normalized
+from .store.base import RecordFilter, TimeRange
+from .writes import batch_of, change, retire
+
+if TYPE_CHECKING:
+    from .memory import Memory
+
+DUPLICATE_SIMILARITY = 0.95
+ACTOR = "maintenance"
+
+
+@dataclass(frozen=True, slots=True)
+class MaintenanceReport:
+    expired: int
+    consolidated: int
+
+
+def _due(memory: Memory, tenant: str, field: str, now: datetime) -> list[MemoryRecord]:
+    where = RecordFilter(descendants=True, statuses=(Status.ACTIVE,), time_ranges=(TimeRange(field, before=now),))
+    return memory.store.query(tenant, where, limit=10_000)
+
+
+def expire_due(memory: Memory, tenant: str, now: datetime) -> int:
+    total = 0
+    while count := _expire_batch(memory, tenant, now):
+        total += count
+    return total
+
+
+def _expire_batch(memory: Memory, tenant: str, now: datetime) -> int:
+    due = {r.id: r for field in ("expires_at", "valid_to") for r in _due(memory, tenant, field, now)}
+    changes = []
+    for record in due.values():
+        expired = retire(record, Status.EXPIRED, now)
+        vector = memory.store.vectors(tenant, [record.id], memory.embedder.name).get(record.id)
+        changes.append(change(expired, operation=Operation.EXPIRE, actor=ACTOR, at=now, reason="expired",
+                              embedding=vector, expected_version=record.version))
+    if changes:
+        memory.store.apply(batch_of(tenant, changes))
+    return len(changes)
+
+
+def _keep_order(record: MemoryRecord) -> tuple:
+    return (-record.importance, -record.updated_at.timestamp(), record.id)
+
+
+def _repeats(kept: MemoryRecord, record: MemoryRecord, vectors: dict[str, np.ndarray]) -> bool:
+    if kept.kind != record.kind:
+        return False
+    same_words = normalized(kept.content) == normalized(record.content)
+    return same_words or float(vectors[kept.id] @ vectors[record.id]) >= DUPLICATE_SIMILARITY
+
+
+def duplicates_in(records: list[MemoryRecord], vectors: dict[str, np.ndarray]) -> list[tuple[MemoryRecord, MemoryRecord]]:
+    """(duplicate, kept) pairs: each record is folded into the best earlier one it repeats."""
+    kept: list[MemoryRecord] = []
+    pairs = []
+    for record in sorted((r for r in records if r.id in vectors), key=_keep_order):
+        twin = next((k for k in kept if _repeats(k, record, vectors)), None)
+        if twin is None:
+            kept.append(record)
+        else:
+            pairs.append((record, twin))
+    return pairs
+
+
+def consolidate(memory: Memory, tenant: str, now: datetime) -> int:
+    folded = 0
+    for namespace in memory.store.namespaces(tenant):
+        records = memory.store.query(tenant, RecordFilter(namespace=namespace), limit=10_000)
+        vectors = memory.store.vectors(tenant, [r.id for r in records], memory.embedder.name)
+        changes = []
+        for duplicate, kept in duplicates_in(records, vectors):
+            retired = retire(duplicate, Status.SUPERSEDED, now, valid_to=now, superseded_by=kept.id)
+            changes.append(change(retired, operation=Operation.SUPERSEDE, actor=ACTOR, at=now,
+                                  reason=f"consolidated: repeats {kept.id}", embedding=vectors[duplicate.id],
+                                  expected_version=duplicate.version, detail={"superseded_by": kept.id}))
+        if changes:
+            memory.store.apply(batch_of(tenant, changes))
+            folded += len(changes)
+    return folded
+
+
+def maintain(memory: Memory, now: datetime) -> MaintenanceReport:
+    expired = consolidated = 0
+    for tenant in memory.store.tenants():
+        expired += expire_due(memory, tenant, now)
+        consolidated += consolidate(memory, tenant, now)
+    return MaintenanceReport(expired, consolidated)
