@@ -11,6 +11,7 @@ directory's parents traversable; that is why the directory is a fresh
 
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
 import subprocess
@@ -18,16 +19,16 @@ import tempfile
 import threading
 import uuid
 from dataclasses import dataclass, field
+from importlib.util import find_spec
 from pathlib import Path
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-SKIP_REASON: str | None = None
-try:
-    import psycopg  # noqa: F401
-    import psycopg_pool  # noqa: F401
-    import pgvector  # noqa: F401
-except ImportError as exc:  # pragma: no cover - depends on the installed extras
-    SKIP_REASON = f"PostgreSQL backend not installed ({exc.name}); pip install -e '.[postgres,test]'"
+_MISSING = [name for name in ("psycopg", "psycopg_pool", "pgvector", "pgserver") if find_spec(name) is None]
+SKIP_REASON: str | None = (
+    f"PostgreSQL tests need {', '.join(_MISSING)}: pip install -e '.[postgres,test]'" if _MISSING else None
+)
+if SKIP_REASON and os.environ.get("ENGRAM_TEST_PG_URL") and "pgserver" in _MISSING and len(_MISSING) == 1:
+    SKIP_REASON = None  # an external server needs no pgserver
 
 
 @dataclass
@@ -74,10 +75,17 @@ class PgServer:
 
     def stop(self) -> None:
         if self.handle is not None:
-            try:
-                self.handle.cleanup()
-            except (subprocess.CalledProcessError, OSError):
-                pass
+            # pgserver stops the server only when no other process registered a handle
+            # on it; stop it ourselves first, it is ours (and keep pgserver from logging
+            # that it found it stopped).
+            import logging
+
+            logging.getLogger("pgserver").setLevel(logging.CRITICAL)
+            for stop in (lambda: self.pg_ctl("-m", "fast", "stop"), self.handle.cleanup):
+                try:
+                    stop()
+                except (subprocess.CalledProcessError, subprocess.TimeoutExpired, OSError):
+                    pass
             self.handle = None
         if self.tmpdir:
             shutil.rmtree(self.tmpdir, ignore_errors=True)
@@ -135,6 +143,7 @@ def session_server() -> PgServer:
         if _SESSION is None:
             url = os.environ.get("ENGRAM_TEST_PG_URL")
             _SESSION = external_server(url) if url else start_pgserver()
+            atexit.register(stop_session_server)  # whichever test module started it
         return _SESSION
 
 

@@ -21,24 +21,26 @@ import random
 import re
 import time
 from collections import Counter
-from datetime import datetime, timedelta
 from collections.abc import Callable, Sequence
+from datetime import datetime
 from typing import Any, TypeVar
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import numpy as np
 import psycopg
 from psycopg import errors as pg_errors
+from psycopg import sql as pgsql
 from psycopg.types import TypeInfo
-from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from ..errors import ConflictError, ConnectionLostError, EngramError, InvalidValueError, StorageError
-from ..model import AuditEvent, Job, JobStatus, MemoryRecord, Operation, Stats, Version, check_label
+from ..model import AuditEvent, Job, JobStatus, MemoryRecord, Stats, Version, check_label
 from . import postgres_rows as rows
-from .base import AuditDraft, AuditQuery, OrderBy, RecordFilter, ScoredId, WriteBatch
+from .base import AuditQuery, OrderBy, RecordFilter, ScoredId, WriteBatch
 from .codec import namespace_from_key, namespace_range
+from . import postgres_jobs as jobs
 from .postgres_migrations import ALL_TENANTS, TENANT_SETTING, migrate
+from .postgres_writes import apply_batch
 from .sql import POSTGRES, check_storable, filter_clause, pg_bm25, pg_create_vector_index, pg_nearest
 from .sql import pg_vector_index_name
 
@@ -97,6 +99,8 @@ class PostgresStore:
         hnsw_m: int = 16,
         hnsw_ef_construction: int = 64,
         connect_timeout: int = 5,
+        prepare_threshold: int | None = 5,
+        hnsw: bool = True,
     ) -> None:
         conninfo, url_options = split_url(url)
         schema = schema or url_options.get("schema", "engram")
@@ -107,12 +111,16 @@ class PostgresStore:
         self.exact_threshold = int(url_options.get("exact_threshold", exact_threshold))
         self.ef_search = int(url_options.get("ef_search", ef_search))
         self._hnsw = (hnsw_m, hnsw_ef_construction)
+        # Without HNSW every vector search is exact: writes skip the index upkeep, which
+        # dominates their cost; right when searches stay within scopes of thousands.
+        self.hnsw = url_options.get("hnsw", "on" if hnsw else "off").lower() not in ("off", "false", "0", "no")
         self._retry_seconds = retry_seconds
         self._indexes: dict[tuple[str, int], tuple[bool, float]] = {}
         self.vector_paths: Counter[str] = Counter()  # "hnsw", "exact", "fallback": how searches ran
         self._vector_info: TypeInfo | None = None
         self._closed = False
-        kwargs = {"autocommit": True, "connect_timeout": connect_timeout, "application_name": "engram"}
+        kwargs = {"autocommit": True, "connect_timeout": connect_timeout, "application_name": "engram",
+                  "prepare_threshold": prepare_threshold}  # None: no server-side prepared statements
         self._conninfo = conninfo
         self._connect_kwargs = kwargs
         migrate(conninfo, kwargs, schema)
@@ -172,14 +180,21 @@ class PostgresStore:
             time.sleep(min(0.05 * 2**attempt, 1.0) * (0.5 + random.random()))
 
     def _attempt(self, tenant: str, work: Callable[[psycopg.Connection], T], stage: _Stage, *, read_only: bool) -> T:
+        # BEGIN and the tenant in one round trip. A SET LOCAL statement, not set_config(),
+        # so that Citus forwards it to the shards (citus.propagate_set_commands = 'local').
+        begin = pgsql.SQL("BEGIN{}; SET LOCAL {} = {}").format(
+            pgsql.SQL(" READ ONLY" if read_only else ""), pgsql.SQL(TENANT_SETTING), pgsql.Literal(tenant)
+        )
         with self._pool.connection() as conn:
-            with conn.transaction():
-                if read_only:
-                    conn.execute("SET TRANSACTION READ ONLY")
-                conn.execute("SELECT set_config(%s, %s, true)", (TENANT_SETTING, tenant))
-                stage.name = "work"
+            conn.execute(begin)
+            stage.name = "work"
+            try:
                 result = work(conn)
-                stage.name = "commit"
+            except BaseException:
+                _rollback(conn)
+                raise
+            stage.name = "commit"
+            conn.execute("COMMIT")
             stage.name = "done"
             return result
 
@@ -193,110 +208,7 @@ class PostgresStore:
         for write in batch.records:
             if write.embedding is not None and write.record.embedding_model:
                 self._ensure_vector_index(write.record.embedding_model, int(write.embedding.shape[0]))
-        self._transaction(batch.tenant, lambda conn: self._apply(conn, batch), write=True)
-
-    def _apply(self, conn: psycopg.Connection, batch: WriteBatch) -> None:
-        tenant, s = batch.tenant, self._s
-        ids = sorted({*batch.purge_ids, *(w.record.id for w in batch.records), *(t.record_id for t in batch.touches)})
-        stored: dict[str, tuple[int, dict[str, int], int]] = {}
-        if ids:  # lock every row the batch touches, in one order, so writers never deadlock
-            found = conn.execute(
-                f"SELECT id, version, tf, doc_len FROM {s}.memories WHERE tenant_id = %s AND id = ANY(%s) "
-                "ORDER BY id FOR UPDATE",
-                (tenant, ids),
-            )
-            stored = {row[0]: (row[1], row[2], row[3]) for row in found}
-        delta = rows.LexiconDelta()
-        if batch.purge_ids:
-            for record_id in batch.purge_ids:
-                if record_id in stored:
-                    _, tf, length = stored.pop(record_id)
-                    delta.add(tf, length, -1)
-            purge = list(batch.purge_ids)
-            conn.execute(f"DELETE FROM {s}.memories WHERE tenant_id = %s AND id = ANY(%s)", (tenant, purge))
-            conn.execute(f"DELETE FROM {s}.memory_versions WHERE tenant_id = %s AND record_id = ANY(%s)",
-                         (tenant, purge))
-        inserts, updates = self._record_rows(batch, stored, delta)
-        cur = conn.cursor()
-        if inserts:
-            cur.executemany(_INSERT.format(s=s), inserts)
-        if updates:
-            cur.executemany(_UPDATE.format(s=s), updates)
-        if batch.versions:
-            cur.executemany(
-                f"INSERT INTO {s}.memory_versions (tenant_id, record_id, version, operation, actor, at, reason, "
-                "snapshot) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
-                [rows.version_params(tenant, v) for v in batch.versions],
-            )
-        if batch.touches:
-            cur.executemany(
-                f"UPDATE {s}.memories SET access_count = access_count + 1, "
-                "last_accessed_at = greatest(last_accessed_at, %s) WHERE tenant_id = %s AND id = %s",
-                [(t.at, tenant, t.record_id) for t in batch.touches],
-            )
-        if batch.jobs:
-            cur.executemany(
-                f"INSERT INTO {s}.jobs (tenant_id, id, status, payload, attempts, max_attempts, next_attempt_at, "
-                "created_at, updated_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
-                [rows.job_params(job) for job in batch.jobs],
-            )
-        if batch.audit:
-            cur.executemany(
-                f"INSERT INTO {s}.audit_log (tenant_id, at, actor, operation, record_id, version, namespace, "
-                "source_message_id, detail) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
-                [rows.audit_params(tenant, d) for d in batch.audit],
-            )
-        if not delta.empty:
-            self._apply_lexicon(conn, tenant, delta)
-
-    @staticmethod
-    def _record_rows(
-        batch: WriteBatch, stored: dict[str, tuple[int, dict[str, int], int]], delta: rows.LexiconDelta
-    ) -> tuple[list[tuple], list[tuple]]:
-        inserts, updates = [], []
-        for write in batch.records:
-            record = write.record
-            current = stored.get(record.id)
-            version = None if current is None else current[0]
-            if version != write.expected_version:
-                if write.expected_version is None:
-                    raise ConflictError(f"record {record.id} already exists")
-                raise ConflictError(
-                    f"record {record.id} is at version {version}, expected {write.expected_version}: "
-                    "it changed meanwhile"
-                )
-            params = rows.record_params(write)
-            tf = params[_TF].obj
-            length = params[_DOC_LEN]
-            if current is None:
-                inserts.append(params)
-                delta.add(tf, length, +1)
-            else:
-                updates.append((*params[2:], params[0], params[1]))
-                delta.replace(current[1], current[2], tf, length)
-            stored[record.id] = (record.version, tf, length)
-        return inserts, updates
-
-    def _apply_lexicon(self, conn: psycopg.Connection, tenant: str, delta: rows.LexiconDelta) -> None:
-        s = self._s
-        changed = sorted((term, d) for term, d in delta.df.items() if d)
-        if changed:
-            conn.execute(
-                f"INSERT INTO {s}.lexicon AS l (tenant_id, term, df) "
-                "SELECT %s, t, d FROM unnest(%s::text[], %s::bigint[]) AS x(t, d) ORDER BY t "
-                "ON CONFLICT (tenant_id, term) DO UPDATE SET df = l.df + excluded.df",
-                (tenant, [t for t, _ in changed], [d for _, d in changed]),
-            )
-            dropped = [t for t, d in changed if d < 0]
-            if dropped:
-                conn.execute(f"DELETE FROM {s}.lexicon WHERE tenant_id = %s AND term = ANY(%s) AND df <= 0",
-                             (tenant, dropped))
-        conn.execute(
-            f"INSERT INTO {s}.tenant_state AS t (tenant_id, docs, total_len) VALUES (%s, %s, %s) "
-            "ON CONFLICT (tenant_id) DO UPDATE SET docs = t.docs + excluded.docs, "
-            "total_len = t.total_len + excluded.total_len",
-            (tenant, delta.docs, delta.total_len),
-        )
+        self._transaction(batch.tenant, lambda conn: apply_batch(conn, self._s, batch), write=True)
 
     # -- vector indexes ----------------------------------------------------------------------
 
@@ -312,7 +224,7 @@ class PostgresStore:
 
     def _ensure_vector_index(self, model: str, dim: int) -> None:
         """The first write of a model creates its partial HNSW index (if this role may)."""
-        if dim > _HNSW_MAX_DIM or (model, dim) in self._indexes and self._indexes[(model, dim)][0]:
+        if not self.hnsw or dim > _HNSW_MAX_DIM or (model, dim) in self._indexes and self._indexes[(model, dim)][0]:
             return
         if self._has_index(model, dim):
             return
@@ -321,7 +233,8 @@ class PostgresStore:
             with self._pool.connection() as conn:
                 conn.execute(sql)
         except (pg_errors.InsufficientPrivilege, pg_errors.UniqueViolation, pg_errors.DuplicateTable) as exc:
-            log.warning("no HNSW index for %s (%s); vector search stays exact", model, exc)
+            log.warning("no HNSW index for %s (%s); its vector search stays exact until an owner runs: %s",
+                        model, exc, sql)
         except (psycopg.Error, PoolTimeout) as exc:
             raise _translate(exc) from exc
         self._indexes.pop((model, dim), None)
@@ -457,63 +370,19 @@ class PostgresStore:
         sql = f"SELECT tenant_id FROM {self._s}.tenant_state WHERE docs > 0 ORDER BY tenant_id"
         return [row[0] for row in self._read(None, sql)]
 
-    # -- background jobs ---------------------------------------------------------------------
+    # -- background jobs (postgres_jobs) -----------------------------------------------------
 
     def claim_job(self, now: datetime, lease_seconds: float) -> Job | None:
-        """Find due jobs with a read across tenants, then claim one inside its own
-        tenant's transaction; the UPDATE re-checks that it is still due, so two
-        workers never run the same job."""
-        due = ("((status = 'queued' AND next_attempt_at <= %(now)s) "
-               "OR (status = 'running' AND lease_until < %(now)s))")
-        candidates = self._read(
-            None,
-            f"SELECT tenant_id, id FROM {self._s}.jobs WHERE {due} ORDER BY next_attempt_at LIMIT 8",
-            {"now": now},
-        )
-        claim = (
-            f"UPDATE {self._s}.jobs SET status = 'running', attempts = attempts + 1, lease_until = %(lease)s, "
-            f"updated_at = %(now)s WHERE tenant_id = %(tenant)s AND id = %(id)s AND {due} RETURNING {rows.JOB_COLUMNS}"
-        )
-        lease = now + timedelta(seconds=lease_seconds)
-        for tenant, job_id in candidates:
-            found = self._transaction(
-                tenant,
-                lambda conn, t=tenant, j=job_id: conn.execute(
-                    claim, {"now": now, "lease": lease, "tenant": t, "id": j}).fetchall(),
-                write=True,
-            )
-            if found:
-                return rows.job_from_row(found[0])
-        return None
+        return jobs.claim(self, now, lease_seconds)
 
     def finish_job(
         self, tenant: str, job_id: str, status: JobStatus, at: datetime, *, error: str | None = None,
         result: dict[str, Any] | None = None, retry_at: datetime | None = None,
     ) -> None:
-        if error is not None:
-            error = error.replace("\x00", "\\x00").encode("utf-8", "replace").decode("utf-8")
-        check_storable(WriteBatch(tenant, audit=(AuditDraft("worker", Operation.UPDATE, at, detail=result or {}),)))
-        self._transaction(
-            tenant,
-            lambda conn: conn.execute(
-                f"UPDATE {self._s}.jobs SET status = %s, last_error = coalesce(%s, last_error), result = %s, "
-                "lease_until = NULL, next_attempt_at = coalesce(%s, next_attempt_at), updated_at = %s "
-                "WHERE tenant_id = %s AND id = %s",
-                (status.value, error, None if result is None else Jsonb(result), retry_at, at, tenant, job_id),
-            ),
-            write=True,
-        )
+        jobs.finish(self, tenant, job_id, status, at, error=error, result=result, retry_at=retry_at)
 
     def jobs(self, tenant: str | None, statuses: Sequence[JobStatus] = (), limit: int = 100) -> list[Job]:
-        sql, params = f"SELECT {rows.JOB_COLUMNS} FROM {self._s}.jobs WHERE true", []
-        if tenant is not None:
-            sql += " AND tenant_id = %s"
-            params.append(tenant)
-        if statuses:
-            sql += " AND status = ANY(%s)"
-            params.append([JobStatus(s).value for s in statuses])
-        found = self._read(tenant or None, sql + " ORDER BY created_at DESC LIMIT %s", [*params, limit])
-        return [rows.job_from_row(row) for row in found]
+        return jobs.listing(self, tenant, statuses, limit)
 
     def stats(self, tenant: str | None = None) -> Stats:
         return self._transaction(tenant or None, lambda conn: self._stats(conn, tenant), write=False)
@@ -562,17 +431,12 @@ class PostgresStore:
         return self._transaction(tenant, work, write=True)
 
 
-_TF = rows.WRITE_COLUMNS.index("tf")
-_DOC_LEN = rows.WRITE_COLUMNS.index("doc_len")
-_INSERT = (
-    "INSERT INTO {s}.memories (" + ", ".join(rows.WRITE_COLUMNS) + ") VALUES ("
-    + ", ".join("%s::tsvector" if c == "tsv" else "%s" for c in rows.WRITE_COLUMNS) + ")"
-)
-_UPDATE = (
-    "UPDATE {s}.memories SET "
-    + ", ".join(f"{c} = %s::tsvector" if c == "tsv" else f"{c} = %s" for c in rows.WRITE_COLUMNS[2:])
-    + " WHERE tenant_id = %s AND id = %s"
-)
+def _rollback(conn: psycopg.Connection) -> None:
+    if not conn.broken and conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+        try:
+            conn.execute("ROLLBACK")
+        except psycopg.Error:
+            pass  # the pool discards a connection it cannot reset
 
 
 def _translate(exc: BaseException) -> EngramError:

@@ -9,6 +9,7 @@ import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timezone
+from functools import lru_cache
 from typing import Any
 
 from psycopg.types.json import Jsonb
@@ -100,13 +101,19 @@ def _utc(moment: datetime | None) -> datetime | None:
     return None if moment is None else moment.astimezone(timezone.utc)
 
 
+@lru_cache(maxsize=4096)
+def _scope(tenant: str, namespace: str) -> Scope:
+    """Scopes repeat across rows; build (and validate) each one once."""
+    return Scope(tenant, namespace_from_key(namespace))
+
+
 def record_from_row(row: Sequence[Any]) -> MemoryRecord:
     (tenant, id_, namespace, kind, content, category, tags, metadata, importance, confidence, sensitivity, status,
      version, valid_from, valid_to, expires_at, created_at, updated_at, last_accessed_at, access_count, actor,
      thread_id, message_id, embedding_model, read_only, supersedes, superseded_by) = row
     return MemoryRecord(
         id=id_,
-        scope=Scope(tenant, namespace_from_key(namespace)),
+        scope=_scope(tenant, namespace),
         kind=Kind(kind),
         content=content,
         category=category,

@@ -1,0 +1,76 @@
+"""The job queue of the PostgreSQL backend (durable background add())."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from psycopg.types.json import Jsonb
+
+from ..model import Job, JobStatus, Operation
+from . import postgres_rows as rows
+from .base import AuditDraft, WriteBatch
+from .sql import check_storable
+
+if TYPE_CHECKING:
+    from .postgres import PostgresStore
+
+
+def claim(store: PostgresStore, now: datetime, lease_seconds: float) -> Job | None:
+    """Find due jobs with a read across tenants, then claim one inside its own
+    tenant's transaction; the UPDATE re-checks that it is still due, so two
+    workers never run the same job."""
+    due = ("((status = 'queued' AND next_attempt_at <= %(now)s) "
+           "OR (status = 'running' AND lease_until < %(now)s))")
+    candidates = store._read(
+        None,
+        f"SELECT tenant_id, id FROM {store._s}.jobs WHERE {due} ORDER BY next_attempt_at LIMIT 8",
+        {"now": now},
+    )
+    take = (
+        f"UPDATE {store._s}.jobs SET status = 'running', attempts = attempts + 1, lease_until = %(lease)s, "
+        f"updated_at = %(now)s WHERE tenant_id = %(tenant)s AND id = %(id)s AND {due} RETURNING {rows.JOB_COLUMNS}"
+    )
+    lease = now + timedelta(seconds=lease_seconds)
+    for tenant, job_id in candidates:
+        found = store._transaction(
+            tenant,
+            lambda conn, t=tenant, j=job_id: conn.execute(
+                take, {"now": now, "lease": lease, "tenant": t, "id": j}).fetchall(),
+            write=True,
+        )
+        if found:
+            return rows.job_from_row(found[0])
+    return None
+
+
+def finish(
+    store: PostgresStore, tenant: str, job_id: str, status: JobStatus, at: datetime, *, error: str | None = None,
+    result: dict[str, Any] | None = None, retry_at: datetime | None = None,
+) -> None:
+    if error is not None:
+        error = error.replace("\x00", "\\x00").encode("utf-8", "replace").decode("utf-8")
+    check_storable(WriteBatch(tenant, audit=(AuditDraft("worker", Operation.UPDATE, at, detail=result or {}),)))
+    store._transaction(
+        tenant,
+        lambda conn: conn.execute(
+            f"UPDATE {store._s}.jobs SET status = %s, last_error = coalesce(%s, last_error), result = %s, "
+            "lease_until = NULL, next_attempt_at = coalesce(%s, next_attempt_at), updated_at = %s "
+            "WHERE tenant_id = %s AND id = %s",
+            (status.value, error, None if result is None else Jsonb(result), retry_at, at, tenant, job_id),
+        ),
+        write=True,
+    )
+
+
+def listing(store: PostgresStore, tenant: str | None, statuses: Sequence[JobStatus], limit: int) -> list[Job]:
+    sql, params = f"SELECT {rows.JOB_COLUMNS} FROM {store._s}.jobs WHERE true", []
+    if tenant is not None:
+        sql += " AND tenant_id = %s"
+        params.append(tenant)
+    if statuses:
+        sql += " AND status = ANY(%s)"
+        params.append([JobStatus(s).value for s in statuses])
+    found = store._read(tenant or None, sql + " ORDER BY created_at DESC LIMIT %s", [*params, limit])
+    return [rows.job_from_row(row) for row in found]

@@ -1,0 +1,135 @@
+"""The write path of the PostgreSQL backend: one WriteBatch in one transaction.
+
+Every row the batch touches is locked first, in id order, so concurrent writers
+queue instead of deadlocking, and a compare-and-swap sees the committed version.
+New records are plain INSERTs (a concurrent insert of the same id is a unique
+violation, hence ConflictError), never upserts that could overwrite each other.
+"""
+
+from __future__ import annotations
+
+import psycopg
+
+from ..errors import ConflictError
+from . import postgres_rows as rows
+from .base import WriteBatch
+
+
+def apply_batch(conn: psycopg.Connection, s: str, batch: WriteBatch) -> None:
+    """Write one batch inside the caller's transaction, in the order the protocol
+    promises: purges, records (compare-and-swap), versions, touches, jobs, audit;
+    then the tenant's lexical statistics."""
+    tenant = batch.tenant
+    ids = sorted({*batch.purge_ids, *(w.record.id for w in batch.records), *(t.record_id for t in batch.touches)})
+    stored: dict[str, tuple[int, dict[str, int], int]] = {}
+    if ids:  # lock every row the batch touches, in one order, so writers never deadlock
+        found = conn.execute(
+            f"SELECT id, version, tf, doc_len FROM {s}.memories WHERE tenant_id = %s AND id = ANY(%s) "
+            "ORDER BY id FOR UPDATE",
+            (tenant, ids),
+        )
+        stored = {row[0]: (row[1], row[2], row[3]) for row in found}
+    delta = rows.LexiconDelta()
+    if batch.purge_ids:
+        for record_id in batch.purge_ids:
+            if record_id in stored:
+                _, tf, length = stored.pop(record_id)
+                delta.add(tf, length, -1)
+        purge = list(batch.purge_ids)
+        conn.execute(f"DELETE FROM {s}.memories WHERE tenant_id = %s AND id = ANY(%s)", (tenant, purge))
+        conn.execute(f"DELETE FROM {s}.memory_versions WHERE tenant_id = %s AND record_id = ANY(%s)",
+                     (tenant, purge))
+    inserts, updates = _record_rows(batch, stored, delta)
+    cur = conn.cursor()
+    if inserts:
+        cur.executemany(_INSERT.format(s=s), inserts)
+    if updates:
+        cur.executemany(_UPDATE.format(s=s), updates)
+    if batch.versions:
+        cur.executemany(
+            f"INSERT INTO {s}.memory_versions (tenant_id, record_id, version, operation, actor, at, reason, "
+            "snapshot) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+            [rows.version_params(tenant, v) for v in batch.versions],
+        )
+    if batch.touches:
+        cur.executemany(
+            f"UPDATE {s}.memories SET access_count = access_count + 1, "
+            "last_accessed_at = greatest(last_accessed_at, %s) WHERE tenant_id = %s AND id = %s",
+            [(t.at, tenant, t.record_id) for t in batch.touches],
+        )
+    if batch.jobs:
+        cur.executemany(
+            f"INSERT INTO {s}.jobs (tenant_id, id, status, payload, attempts, max_attempts, next_attempt_at, "
+            "created_at, updated_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
+            [rows.job_params(job) for job in batch.jobs],
+        )
+    if batch.audit:
+        cur.executemany(
+            f"INSERT INTO {s}.audit_log (tenant_id, at, actor, operation, record_id, version, namespace, "
+            "source_message_id, detail) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
+            [rows.audit_params(tenant, d) for d in batch.audit],
+        )
+    if not delta.empty:
+        _apply_lexicon(conn, s, tenant, delta)
+
+
+def _record_rows(
+    batch: WriteBatch, stored: dict[str, tuple[int, dict[str, int], int]], delta: rows.LexiconDelta
+) -> tuple[list[tuple], list[tuple]]:
+    inserts, updates = [], []
+    for write in batch.records:
+        record = write.record
+        current = stored.get(record.id)
+        version = None if current is None else current[0]
+        if version != write.expected_version:
+            if write.expected_version is None:
+                raise ConflictError(f"record {record.id} already exists")
+            raise ConflictError(
+                f"record {record.id} is at version {version}, expected {write.expected_version}: "
+                "it changed meanwhile"
+            )
+        params = rows.record_params(write)
+        tf = params[_TF].obj
+        length = params[_DOC_LEN]
+        if current is None:
+            inserts.append(params)
+            delta.add(tf, length, +1)
+        else:
+            updates.append((*params[2:], params[0], params[1]))
+            delta.replace(current[1], current[2], tf, length)
+        stored[record.id] = (record.version, tf, length)
+    return inserts, updates
+
+
+def _apply_lexicon(conn: psycopg.Connection, s: str, tenant: str, delta: rows.LexiconDelta) -> None:
+    changed = sorted((term, d) for term, d in delta.df.items() if d)
+    if changed:
+        conn.execute(
+            f"INSERT INTO {s}.lexicon AS l (tenant_id, term, df) "
+            "SELECT %s, t, d FROM unnest(%s::text[], %s::bigint[]) AS x(t, d) ORDER BY t "
+            "ON CONFLICT (tenant_id, term) DO UPDATE SET df = l.df + excluded.df",
+            (tenant, [t for t, _ in changed], [d for _, d in changed]),
+        )
+        dropped = [t for t, d in changed if d < 0]
+        if dropped:
+            conn.execute(f"DELETE FROM {s}.lexicon WHERE tenant_id = %s AND term = ANY(%s) AND df <= 0",
+                         (tenant, dropped))
+    conn.execute(
+        f"INSERT INTO {s}.tenant_state AS t (tenant_id, docs, total_len) VALUES (%s, %s, %s) "
+        "ON CONFLICT (tenant_id) DO UPDATE SET docs = t.docs + excluded.docs, "
+        "total_len = t.total_len + excluded.total_len",
+        (tenant, delta.docs, delta.total_len),
+    )
+
+
+_TF = rows.WRITE_COLUMNS.index("tf")
+_DOC_LEN = rows.WRITE_COLUMNS.index("doc_len")
+_INSERT = (
+    "INSERT INTO {s}.memories (" + ", ".join(rows.WRITE_COLUMNS) + ") VALUES ("
+    + ", ".join("%s::tsvector" if c == "tsv" else "%s" for c in rows.WRITE_COLUMNS) + ")"
+)
+_UPDATE = (
+    "UPDATE {s}.memories SET "
+    + ", ".join(f"{c} = %s::tsvector" if c == "tsv" else f"{c} = %s" for c in rows.WRITE_COLUMNS[2:])
+    + " WHERE tenant_id = %s AND id = %s"
+)
