@@ -1,0 +1,1 @@
+"""Speed and concurrency benchmarks (``engram bench``); peers are optional extras."""

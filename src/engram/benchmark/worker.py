@@ -1,0 +1,65 @@
+"""One system per child process, driven over a pipe by the speed benchmark.
+
+A child holds exactly one system, so its resident memory is that system's (plus
+the shared embedder model, measured alone first as the baseline). The parent
+sends one request at a time and the child times only the system call, so pipe
+overhead never enters the figures and no two systems run at once.
+"""
+
+from __future__ import annotations
+
+import time
+import traceback
+from multiprocessing.connection import Connection
+from pathlib import Path
+
+from .stats import rss_bytes
+from .systems import PeerUnavailable, build, directory_bytes
+
+WARMUP_TEXTS = ["warm-up sentence for the embedder", "预热一下模型"]
+
+
+def serve(conn: Connection, name: str, workdir: str, embedder_name: str) -> None:
+    try:
+        from ..embed import make_embedder
+
+        embedder = make_embedder(embedder_name)
+        embedder.embed(WARMUP_TEXTS)
+        baseline = rss_bytes()["rss"]
+        system = build(name, Path(workdir), embedder)
+    except PeerUnavailable as exc:
+        conn.send(("unavailable", str(exc)))
+        return
+    except Exception:  # noqa: BLE001 - reported to the parent, which decides
+        conn.send(("error", traceback.format_exc()))
+        return
+    conn.send(("ready", {"rss_baseline": baseline, "binding": getattr(system, "binding", None)}))
+    while True:
+        request = conn.recv()
+        try:
+            reply = _handle(system, Path(workdir), request)
+        except Exception:  # noqa: BLE001 - a failing peer must not take the run down
+            reply = ("error", traceback.format_exc())
+        conn.send(reply)
+        if request[0] == "close":
+            return
+
+
+def _handle(system, workdir: Path, request: tuple) -> tuple:
+    kind = request[0]
+    if kind == "write":
+        _, user, texts = request
+        start = time.perf_counter()
+        system.write(user, texts)
+        return ("ok", time.perf_counter() - start)
+    if kind == "search":
+        _, user, query, k = request
+        start = time.perf_counter()
+        found = system.search(user, query, k)
+        return ("ok", (time.perf_counter() - start) * 1000.0, found)
+    if kind == "stats":
+        return ("ok", {**rss_bytes(), "disk": directory_bytes(workdir)})
+    if kind == "close":
+        system.close()
+        return ("ok",)
+    raise ValueError(f"unknown request {kind!r}")
