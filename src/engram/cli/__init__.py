@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from . import chat_cmd, mcp_cmd, pipeline_cmds, serve_cmd
+from . import bench_cmd, chat_cmd, mcp_cmd, pipeline_cmds, serve_cmd
 from .app import app
 
 pipeline_cmds.register(app)
 chat_cmd.register(app)
 serve_cmd.register(app)
 mcp_cmd.register(app)
+bench_cmd.register(app)
 
 
 def main() -> None:
