@@ -24,13 +24,20 @@ class Settings(BaseSettings):
     max_content_chars: int = Field(8000, gt=0)
     cjk_tokenizer: Literal["jieba", "bigram", "jieba+bigram"] = "jieba+bigram"
     retriever: Literal["hybrid", "bm25", "vector"] = "hybrid"
-    fusion: Literal["weighted", "rrf"] = "weighted"
-    lexical_weight: float = Field(0.4, ge=0, le=1)
+    fusion: Literal["weighted", "rrf", "minmax"] = "minmax"
+    lexical_weight: float = Field(0.6, ge=0, le=1)
     relevance_weight: float = Field(0.85, ge=0, le=1)
     importance_weight: float = Field(0.05, ge=0, le=1)
     recency_weight: float = Field(0.10, ge=0, le=1)
     recency_half_life_days: float = Field(30.0, gt=0)
     candidate_pool: int = Field(50, gt=0)
+    # retrieval defaults: the winners of docs/BENCHMARKS.md (retrieval section)
+    neighbour_weight: float = Field(0.5, ge=0, le=1, description="lift memories said next to a strong hit")
+    neighbour_window_s: float = Field(120.0, ge=0)
+    thread_weight: float = Field(0.1, ge=0, le=1, description="lift memories of the thread of a strong hit")
+    time_weight: float = Field(0.5, ge=0, le=1, description="lift memories inside a period the query names")
+    query_rewrite: bool = Field(True, description="a transcript query keeps only the user's lines")
+    long_query_terms: int = Field(12, ge=0, description="queries with more terms lean on vectors (0: off)")
     busy_timeout_ms: int = Field(30_000, ge=0)
     vector_cache_mb: int = Field(512, gt=0)
     auto_worker: bool = Field(True, description="add(background=True) starts a worker thread in this process")
@@ -49,4 +56,10 @@ class Settings(BaseSettings):
             recency_weight=self.recency_weight,
             recency_half_life_days=self.recency_half_life_days,
             pool=self.candidate_pool,
+            neighbour_weight=self.neighbour_weight,
+            neighbour_window_s=self.neighbour_window_s,
+            thread_weight=self.thread_weight,
+            time_weight=self.time_weight,
+            query_rewrite=self.query_rewrite,
+            long_query_terms=self.long_query_terms,
         )

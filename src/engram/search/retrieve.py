@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Literal
 
@@ -17,32 +17,46 @@ import numpy as np
 from ..embed.base import Embedder
 from ..errors import InvalidValueError
 from ..model import MemoryRecord, SearchHit, Signals
-from ..store.base import RecordFilter, ScoredId, Store
+from ..store.base import RecordFilter, ScoredId, Store, TimeRange
+from .rewrite import rewrite_query
+from .timehints import TimeWindow, time_window
 from .tokenize import query_terms
 
 Retriever = Literal["hybrid", "bm25", "vector"]
-Fusion = Literal["weighted", "rrf"]
+Fusion = Literal["weighted", "rrf", "minmax"]
 RETRIEVERS: tuple[str, ...] = ("hybrid", "bm25", "vector")
+FUSIONS: tuple[str, ...] = ("weighted", "rrf", "minmax")
 
 
 @dataclass(frozen=True, slots=True)
 class RetrievalSettings:
     retriever: Retriever = "hybrid"
-    fusion: Fusion = "weighted"
-    lexical_weight: float = 0.4  # share of lexical vs vector inside relevance
+    fusion: Fusion = "minmax"
+    lexical_weight: float = 0.6  # share of lexical vs vector inside relevance
     rrf_k: int = 60
     relevance_weight: float = 0.85
     importance_weight: float = 0.05
     recency_weight: float = 0.10
     recency_half_life_days: float = 30.0
     pool: int = 50  # candidates taken from each retriever at least
+    neighbour_weight: float = 0.5  # lift from a strong hit said just before/after, same thread
+    neighbour_window_s: float = 120.0
+    thread_weight: float = 0.1  # lift from the best hit of the same thread (session)
+    time_weight: float = 0.5  # lift for memories inside a period the query names ("in May 2023")
+    query_rewrite: bool = True  # a transcript query keeps only the user's lines (search.rewrite)
+    long_query_terms: int = 12  # beyond this many query terms the lexical weight shrinks (0: never)
 
     def __post_init__(self) -> None:
         if self.retriever not in RETRIEVERS:
             raise InvalidValueError(f"unknown retriever {self.retriever!r}; use one of {', '.join(RETRIEVERS)}")
-        if self.fusion not in ("weighted", "rrf"):
-            raise InvalidValueError(f"unknown fusion {self.fusion!r}; use weighted or rrf")
-        for name in ("lexical_weight", "relevance_weight", "importance_weight", "recency_weight"):
+        if self.fusion not in FUSIONS:
+            raise InvalidValueError(f"unknown fusion {self.fusion!r}; use one of {', '.join(FUSIONS)}")
+        if not (isinstance(self.long_query_terms, int) and self.long_query_terms >= 0):
+            raise InvalidValueError(f"long_query_terms must be a non-negative integer, got {self.long_query_terms!r}")
+        if not self.neighbour_window_s >= 0:
+            raise InvalidValueError(f"neighbour_window_s must be >= 0, got {self.neighbour_window_s!r}")
+        for name in ("lexical_weight", "relevance_weight", "importance_weight", "recency_weight", "neighbour_weight",
+                     "thread_weight", "time_weight"):
             value = getattr(self, name)
             if not (isinstance(value, (int, float)) and 0.0 <= value <= 1.0):
                 raise InvalidValueError(f"{name} must be in [0, 1], got {value!r}")
@@ -82,6 +96,31 @@ def fuse_weighted(
     return out
 
 
+def fuse_minmax(
+    lexical: list[ScoredId], vector: list[ScoredId], missing_vectors: dict[str, float], lexical_weight: float
+) -> list[Candidate]:
+    """Convex combination after scaling each list to [0, 1] over its own pool: BM25
+    divided by its best score, cosine min-max scaled between the pool's worst and
+    best. Raw cosines of different models sit in narrow, model-specific bands
+    (e5: 0.7-0.9), which a fixed weight cannot balance against BM25; scaled, they can."""
+    top_lexical = max((hit.score for hit in lexical), default=0.0) or 1.0
+    lex = {hit.id: hit.score / top_lexical for hit in lexical}
+    raw = {hit.id: hit.score for hit in vector}
+    low, high = min(raw.values(), default=0.0), max(raw.values(), default=1.0)
+    span = high - low
+    raw.update(missing_vectors)
+    out = []
+    for key in dict.fromkeys([*lex, *raw]):
+        l_score, cosine = lex.get(key, 0.0), raw.get(key)
+        if cosine is None:
+            v_score = 0.0
+        else:
+            v_score = min(max((cosine - low) / span, 0.0), 1.0) if span > 1e-9 else 1.0
+        out.append(Candidate(key, l_score, max(cosine or 0.0, 0.0),
+                             lexical_weight * l_score + (1 - lexical_weight) * v_score))
+    return out
+
+
 def fuse_rrf(lexical: list[ScoredId], vector: list[ScoredId], lexical_weight: float, k: int) -> list[Candidate]:
     """Reciprocal-rank fusion, scaled so that rank 1 in both lists scores 1.0."""
     weights = {"lex": lexical_weight, "vec": 1 - lexical_weight}
@@ -96,6 +135,40 @@ def fuse_rrf(lexical: list[ScoredId], vector: list[ScoredId], lexical_weight: fl
         Candidate(key, lex_scores.get(key, 0.0) / top_lexical, vec_scores.get(key, 0.0), value)
         for key, value in scores.items()
     ]
+
+
+def lift_by_context(
+    candidates: Sequence[Candidate], records: dict[str, MemoryRecord], settings: RetrievalSettings
+) -> list[Candidate]:
+    """Memories said next to a strong hit in the same thread (a question and its
+    answer, a story told over several turns) are lifted towards it:
+    relevance += weight * best_neighbour * (1 - relevance), so scores stay in [0, 1]
+    and nothing is pushed down. ``thread_weight`` does the same with the best hit
+    of the whole thread (session)."""
+    if not (settings.neighbour_weight or settings.thread_weight):
+        return list(candidates)
+    threads: dict[str, list[tuple[float, Candidate]]] = {}
+    for cand in candidates:
+        record = records.get(cand.id)
+        if record is not None and record.source.thread_id:
+            threads.setdefault(record.source.thread_id, []).append((record.valid_from.timestamp(), cand))
+    lifted: dict[str, float] = {}
+    for members in threads.values():
+        if len(members) < 2:
+            continue
+        members.sort(key=lambda item: item[0])
+        times = [t for t, _ in members]
+        first, second = sorted((c.relevance for _, c in members), reverse=True)[:2]
+        for index, (moment, cand) in enumerate(members):
+            best_thread = second if cand.relevance == first else first
+            best_near = 0.0
+            if settings.neighbour_weight:
+                for j in (index - 1, index + 1):
+                    if 0 <= j < len(members) and abs(times[j] - moment) <= settings.neighbour_window_s:
+                        best_near = max(best_near, members[j][1].relevance)
+            lift = settings.neighbour_weight * best_near + settings.thread_weight * best_thread
+            lifted[cand.id] = cand.relevance + min(lift, 1.0) * (1.0 - cand.relevance)
+    return [replace(c, relevance=lifted[c.id]) if c.id in lifted else c for c in candidates]
 
 
 def recency(record: MemoryRecord, now: datetime, half_life_days: float) -> float:
@@ -153,26 +226,68 @@ def retrieve(
     now: datetime,
 ) -> list[SearchHit]:
     pool = max(settings.pool, 3 * k)
+    if settings.query_rewrite:
+        query = rewrite_query(query)
     lexical: list[ScoredId] = []
     vector: list[ScoredId] = []
     query_vector = None
+    window = time_window(query, now) if settings.time_weight else None
+    inside = replace(where, time_ranges=(*where.time_ranges, TimeRange("valid_from", window.start, window.end))) \
+        if window else None
     if settings.retriever in ("hybrid", "bm25"):
         lexical = lexical_candidates(store, tenant, where, query, pool)
+        if inside is not None:
+            lexical = _merge(lexical, lexical_candidates(store, tenant, inside, query, pool))
     if settings.retriever in ("hybrid", "vector"):
         vector, query_vector = vector_candidates(store, embedder, tenant, where, query, pool)
+        if inside is not None:
+            vector = _merge(vector, store.nearest(tenant, inside, embedder.name, query_vector, pool))
     if settings.fusion == "rrf":
-        candidates = fuse_rrf(lexical, vector, _lexical_share(settings), settings.rrf_k)
+        candidates = fuse_rrf(lexical, vector, lexical_share(settings, query), settings.rrf_k)
     else:
         missing = _missing_vector_scores(store, embedder, tenant, lexical, vector, query_vector)
-        candidates = fuse_weighted(lexical, vector, missing, _lexical_share(settings))
+        fuse = fuse_minmax if settings.fusion == "minmax" and settings.retriever == "hybrid" else fuse_weighted
+        candidates = fuse(lexical, vector, missing, lexical_share(settings, query))
     candidates.sort(key=lambda cand: -cand.relevance)
     candidates = candidates[: pool]
     records = {record.id: record for record in store.get(tenant, [cand.id for cand in candidates])}
+    candidates = lift_by_context(candidates, records, settings)
+    if window is not None:
+        candidates = lift_inside(candidates, records, window, settings.time_weight)
     return diversify(rerank(candidates, records, settings, now))
 
 
-def _lexical_share(settings: RetrievalSettings) -> float:
-    return {"bm25": 1.0, "vector": 0.0}.get(settings.retriever, settings.lexical_weight)
+def lift_inside(
+    candidates: Sequence[Candidate], records: dict[str, MemoryRecord], window: TimeWindow, weight: float
+) -> list[Candidate]:
+    """Memories valid from a moment inside the period the query names move up."""
+    out = []
+    for cand in candidates:
+        record = records.get(cand.id)
+        if record is not None and window.contains(record.valid_from):
+            cand = replace(cand, relevance=cand.relevance + weight * (1.0 - cand.relevance))
+        out.append(cand)
+    return out
+
+
+def _merge(first: list[ScoredId], second: list[ScoredId]) -> list[ScoredId]:
+    """Union of two candidate lists of the same scorer, best first."""
+    best: dict[str, float] = {}
+    for hit in (*first, *second):
+        best[hit.id] = max(hit.score, best.get(hit.id, float("-inf")))
+    return [ScoredId(key, value) for key, value in sorted(best.items(), key=lambda item: -item[1])]
+
+
+def lexical_share(settings: RetrievalSettings, query: str) -> float:
+    """The lexical weight for this query. Past ``long_query_terms`` distinct terms it
+    shrinks in proportion: a long query (a conversation, a paragraph) matches most
+    memories on some word, so BM25 turns to noise while embeddings keep the topic."""
+    if settings.retriever != "hybrid":
+        return 1.0 if settings.retriever == "bm25" else 0.0
+    if not settings.long_query_terms:
+        return settings.lexical_weight
+    terms = len(query_terms(query))
+    return settings.lexical_weight * min(1.0, settings.long_query_terms / max(terms, 1))
 
 
 def _missing_vector_scores(
