@@ -55,8 +55,14 @@ def eval_command(
 ) -> None:
     """Measure retrieval quality on a memory benchmark (see docs/BENCHMARKS.md)."""
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, \
-        TimeRemainingColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
 
     from ..eval.report import rich_tables
     from ..eval.runner import EvalConfig, run_eval
