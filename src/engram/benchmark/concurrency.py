@@ -46,12 +46,12 @@ def _is_lock_error(exc: BaseException) -> bool:
     return "locked" in text or "busy" in text
 
 
-def _open(path: str, embedder_name: str):
+def _open(path: str, embedder_name: str, threads: int | None = None):
     from ..config import Settings
-    from ..embed import make_embedder
     from ..memory import Memory
+    from .embedders import bench_embedder
 
-    return Memory.open(path, embedder=make_embedder(embedder_name), settings=Settings(db=path))
+    return Memory.open(path, embedder=bench_embedder(embedder_name, threads), settings=Settings(db=path))
 
 
 def _warm_up(memory) -> None:
@@ -67,7 +67,7 @@ def _warm_up(memory) -> None:
 def _writer(index: int, config: ConcurrencyConfig, path: str, out: str, barrier) -> None:
     from ..model import Scope
 
-    memory = _open(path, config.embedder)
+    memory = _open(path, config.embedder, config.blas_threads)
     _warm_up(memory)
     rnd = random.Random(f"writer/{config.seed}/{index}")
     texts = [f.text for u in range(config.users) for f in user_facts(u, 200, seed=config.seed + 1 + index)]
@@ -101,7 +101,7 @@ def _writer(index: int, config: ConcurrencyConfig, path: str, out: str, barrier)
 def _reader(index: int, config: ConcurrencyConfig, path: str, out: str, barrier) -> None:
     from ..model import Scope
 
-    memory = _open(path, config.embedder)
+    memory = _open(path, config.embedder, config.blas_threads)
     _warm_up(memory)
     rnd = random.Random(f"reader/{config.seed}/{index}")
     questions = [f.question for f in user_facts(index, 200, seed=config.seed)]

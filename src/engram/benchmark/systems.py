@@ -53,8 +53,11 @@ class EngramSystem:
         from ..config import Settings
         from ..memory import Memory
 
+        from ..search.tokenize import index_text
+
         path = str(workdir / "engram.db")
         self.memory = Memory.open(path, embedder=embedder, settings=Settings(db=path, record_recalls=False))
+        index_text("预热分词器 warm-up")  # loads the Chinese segmenter (~1 s, once per process) before timing
 
     def _scope(self, user: str):
         from ..model import Scope

