@@ -49,7 +49,8 @@ def test_concurrent_first_opens_migrate_once(backend):
 def test_a_database_from_a_newer_engram_is_refused(backend):
     backend.store().close()
     applied_at = "0" if backend.name == "sqlite" else "now()"
-    backend.raw(f"INSERT INTO {_version_table(backend)} (version, name, applied_at) VALUES (999, 'future', {applied_at})")
+    table = _version_table(backend)
+    backend.raw(f"INSERT INTO {table} (version, name, applied_at) VALUES (999, 'future', {applied_at})")
     with pytest.raises(MigrationError, match="newer"):
         open_store(backend.target)
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from engram import Memory, NotFoundError, Scope
+from engram import FakeHashEmbedder, Memory, NotFoundError, Scope
 from engram.store.base import RecordFilter
 
 from .conftest import KNOWN_CAPABILITIES
@@ -14,7 +14,7 @@ def test_capabilities_are_declared_from_the_known_vocabulary(backend):
 
 
 def test_memory_open_selects_the_backend(backend, alice):
-    with Memory.open(backend.target, embedder=pytest.importorskip("engram").FakeHashEmbedder()) as memory:
+    with Memory.open(backend.target, embedder=FakeHashEmbedder()) as memory:
         assert memory.store.dialect == backend.name
         record = memory.remember("opened through Memory.open", alice)
         assert memory.get(record.id, alice).content == "opened through Memory.open"

@@ -108,7 +108,7 @@ def test_concurrent_updates_from_many_processes_never_lose_a_version(backend, al
     workers, each = 4, 8
     ctx = multiprocessing.get_context("spawn")
     with ctx.Pool(workers) as pool:
-        conflicts = pool.starmap(
+        pool.starmap(
             _update_many, [(backend.target, record.id, alice.tenant, alice.namespace, w, each) for w in range(workers)]
         )
     history = memory.history(record.id, alice)
@@ -117,4 +117,3 @@ def test_concurrent_updates_from_many_processes_never_lose_a_version(backend, al
     assert steps == sorted((w, s) for w in range(workers) for s in range(each))
     updates = memory.audit(alice, record_id=record.id, operation="update", limit=1000)
     assert sorted(e.version for e in updates) == list(range(2, 2 + workers * each))
-    assert sum(conflicts) >= 0

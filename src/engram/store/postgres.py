@@ -401,8 +401,11 @@ class PostgresStore:
         audits = conn.execute(f"SELECT count(*) FROM {s}.audit_log {where}", params).fetchone()[0]
         tenants = conn.execute(f"SELECT count(DISTINCT tenant_id) FROM {s}.memories {where}", params).fetchone()[0]
         size, schema_version, rls = conn.execute(
-            f"SELECT pg_total_relation_size('{s}.memories'), (SELECT max(version) FROM {s}.engram_migrations), "
-            "(SELECT NOT (rolsuper OR rolbypassrls) FROM pg_roles WHERE rolname = current_user)"
+            "SELECT (SELECT sum(pg_total_relation_size(c.oid))::bigint FROM pg_class c JOIN pg_namespace n "
+            "ON n.oid = c.relnamespace WHERE n.nspname = %s AND c.relkind = 'r'), "
+            f"(SELECT max(version) FROM {s}.engram_migrations), "
+            "(SELECT NOT (rolsuper OR rolbypassrls) FROM pg_roles WHERE rolname = current_user)",
+            (self.schema,),
         ).fetchone()
         return Stats(
             records=sum(by_status.values()),

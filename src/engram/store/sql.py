@@ -36,7 +36,10 @@ class Dialect:
         p = self.placeholder
         if self.name == "sqlite":
             json_path = "$" + "".join(f'."{part}"' for part in path)
-            types = "'true', 'false'" if isinstance(value, bool) else "'integer', 'real'" if _is_number(value) else "'text'"
+            if isinstance(value, bool):
+                types = "'true', 'false'"
+            else:
+                types = "'integer', 'real'" if _is_number(value) else "'text'"
             return (
                 f"(CASE WHEN json_type({alias}metadata, {p}) IN ({types}) THEN json_extract({alias}metadata, {p}) END)",
                 [json_path, json_path],
