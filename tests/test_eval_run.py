@@ -12,6 +12,7 @@ import typer
 from typer.testing import CliRunner
 
 from engram.errors import BenchmarkDataError, ConfigError
+from engram.eval.report import markdown
 from engram.eval.runner import EvalConfig, RetrieverSpec, parse_retrievers, run_eval
 
 BENCH = Path(os.environ.get("ENGRAM_BENCH_DIR") or Path(__file__).resolve().parents[2] / "shared" / "bench")
@@ -51,6 +52,8 @@ def test_locomo_slice_end_to_end(tmp_path):
     written = json.loads((tmp_path / "results.json").read_text())
     assert written["retrievers"]["bm25"]["overall"] == results["retrievers"]["bm25"]["overall"]
     assert not (tmp_path / "results.json.parts").exists()
+    table = markdown(results)
+    assert table.startswith("| retriever | recall@1 |") and "| single-hop |" in table
 
 
 @needs_bench

@@ -220,14 +220,15 @@ def doc_draft(unit: Unit, doc: Doc) -> MemoryDraft:
 
 
 def unit_now(unit: Unit) -> datetime:
-    """When the unit's questions are asked: the question date, else a day after the
-    last dated document, else now. (LongMemEval dates a few sessions later on the
-    question's own day; 'now' is never before the last thing said.)"""
-    said = [d.at for d in unit.docs if d.at is not None]
+    """When the unit's questions are asked: the question date where the data gives
+    one (LongMemEval; it dates a few sessions later on the question's own day, so
+    'now' is never before the last thing said), else the real now, so that
+    "yesterday" in an undated question matches nothing rather than a guess."""
     asked = [q.at for q in unit.queries if q.at is not None]
-    if asked:
-        return max([*asked, *said]) + timedelta(minutes=1)
-    return max(said) + timedelta(days=1) if said else datetime.now(UTC)
+    if not asked:
+        return datetime.now(UTC)
+    said = [d.at for d in unit.docs if d.at is not None]
+    return max([*asked, *said]) + timedelta(minutes=1)
 
 
 def score_query(dataset: str, query: Query, ranked: list[str], group_of: Mapping[str, str],
