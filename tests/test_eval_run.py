@@ -53,7 +53,7 @@ def test_locomo_slice_end_to_end(tmp_path):
     assert written["retrievers"]["bm25"]["overall"] == results["retrievers"]["bm25"]["overall"]
     assert not (tmp_path / "results.json.parts").exists()
     table = markdown(results)
-    assert table.startswith("| retriever | recall@1 |") and "| single-hop |" in table
+    assert table.startswith("| retriever | recall@1 |") and "| temporal |" in table
 
 
 @needs_bench
