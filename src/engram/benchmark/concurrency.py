@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import multiprocessing
 import random
+import shutil
 import tempfile
 import time
 import traceback
@@ -158,7 +159,10 @@ def run_concurrency(config: ConcurrencyConfig) -> dict[str, Any]:
         if process.is_alive():
             process.terminate()
     reports = [json.loads(Path(out).read_text()) for out in outputs if Path(out).exists()]
-    return summarize(config, path, reports, wall, crashed)
+    try:
+        return summarize(config, path, reports, wall, crashed)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)  # the reports, and the database unless --db named one
 
 
 def summarize(config: ConcurrencyConfig, path: str, reports: list[dict[str, Any]], wall: float,
