@@ -102,7 +102,8 @@ class Memory:
     ) -> Memory:
         """Open a SQLite file (default ``ENGRAM_DB``) or a ``postgresql://`` URL."""
         settings = settings or Settings()
-        options = {"busy_timeout_ms": settings.busy_timeout_ms} if not _is_postgres(target or settings.db) else {}
+        sqlite_options = {"busy_timeout_ms": settings.busy_timeout_ms, "cache_mb": settings.vector_cache_mb}
+        options = {} if _is_postgres(target or settings.db) else sqlite_options
         store = open_store(target or settings.db, **options)
         return cls(store, embedder=embedder, settings=settings, clock=clock, policies=policies, llm=llm,
                    pipeline=pipeline)

