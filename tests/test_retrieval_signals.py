@@ -72,6 +72,8 @@ def test_minmax_scales_each_list():
     assert fused["b"].relevance == pytest.approx(0.5 * 0.5 + 0.5 * 1.0)
     assert fused["c"].relevance == pytest.approx(0.5 * 0.0 + 0.5 * 0.5)
     assert fused["b"].vector == pytest.approx(0.9)  # the raw cosine stays the signal shown
+    single = {c.id: c.relevance for c in fuse_minmax([], [ScoredId("x", 0.5)], {"y": 0.4}, 0.5)}
+    assert single == {"x": 0.5, "y": 0.0}
 
 
 def test_long_queries_lean_on_vectors():

@@ -115,7 +115,8 @@ def fuse_minmax(
         if cosine is None:
             v_score = 0.0
         else:
-            v_score = min(max((cosine - low) / span, 0.0), 1.0) if span > 1e-9 else 1.0
+            # one candidate (or all tied): the top scores 1, anything below it 0
+            v_score = min(max((cosine - low) / span, 0.0), 1.0) if span > 1e-9 else float(cosine >= high - 1e-9)
         out.append(Candidate(key, l_score, max(cosine or 0.0, 0.0),
                              lexical_weight * l_score + (1 - lexical_weight) * v_score))
     return out
