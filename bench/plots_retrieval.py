@@ -61,7 +61,7 @@ def plot(files: list[Path], output: Path, ablations: bool = False) -> None:
         axis.set_visible(False)
     figure.tight_layout()
     output.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(output, dpi=110)
+    figure.savefig(output, dpi=80)
     print(f"wrote {output}")
 
 
