@@ -136,3 +136,17 @@ def test_url_options_are_taken_out_before_connecting():
     assert options == {"schema": "mem"}
     with pytest.raises(InvalidValueError):
         PostgresStore("postgresql://u@/app?engram_schema=Robert'); DROP")
+
+
+def test_hnsw_off_keeps_every_search_exact(server, schema):
+    url = server.url_for(schema=schema) + "&engram_hnsw=off"
+    alice = Scope("acme", ("users", "alice"))
+    with Memory.open(url, embedder=FakeHashEmbedder()) as memory:
+        assert memory.store.hnsw is False
+        memory.remember_many([f"note number {i}" for i in range(30)], alice)
+        memory.store.exact_threshold = 5
+        assert len(memory.search("note", alice, retriever="vector", k=10)) == 10
+        assert memory.store.vector_paths == {"exact": 1}
+    indexes = server.sql("SELECT indexname FROM pg_indexes WHERE schemaname = %s AND indexname LIKE 'memories_hnsw%%'",
+                         (schema,))
+    assert indexes == []
