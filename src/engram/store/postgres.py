@@ -137,8 +137,14 @@ class PostgresStore:
     # -- connections and transactions -------------------------------------------------------
 
     def _configure(self, conn: psycopg.Connection) -> None:
-        from pgvector.psycopg.vector import register_vector_info
+        """Teach each new connection the vector type (looked up once per store)."""
+        try:
+            from pgvector.psycopg.vector import register_vector_info
+        except ImportError:  # older pgvector-python: one lookup per connection
+            from pgvector.psycopg import register_vector
 
+            register_vector(conn)
+            return
         if self._vector_info is None:
             self._vector_info = TypeInfo.fetch(conn, "vector")
         register_vector_info(conn, self._vector_info)
