@@ -77,8 +77,10 @@ class SQLiteStore:
                                    check_same_thread=False)
             conn.row_factory = sqlite3.Row
             conn.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout_ms)}")
-            self._check_is_engram(conn)
-            conn.execute("PRAGMA journal_mode = WAL")
+            self._retry_busy(lambda: self._check_is_engram(conn))
+            # switching a new file to WAL takes an exclusive lock that skips the busy
+            # handler: several processes opening it at once must retry
+            self._retry_busy(lambda: conn.execute("PRAGMA journal_mode = WAL").fetchone())
             conn.execute("PRAGMA synchronous = NORMAL")
             conn.execute("PRAGMA foreign_keys = ON")
         except sqlite3.DatabaseError as exc:
