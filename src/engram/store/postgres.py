@@ -42,7 +42,7 @@ from . import postgres_jobs as jobs
 from .postgres_migrations import ALL_TENANTS, TENANT_SETTING, migrate
 from .postgres_writes import apply_batch
 from .sql import POSTGRES, check_storable, filter_clause, pg_bm25, pg_create_vector_index, pg_nearest
-from .sql import pg_vector_index_name
+from .sql import audit_conditions, pg_vector_index_name
 
 T = TypeVar("T")
 log = logging.getLogger("engram.postgres")
@@ -349,19 +349,9 @@ class PostgresStore:
         return [rows.version_from_row(row) for row in found]
 
     def audit(self, tenant: str, query: AuditQuery) -> list[AuditEvent]:
-        sql = f"SELECT {rows.AUDIT_COLUMNS} FROM {self._s}.audit_log WHERE tenant_id = %s"
-        params: list[Any] = [tenant]
-        if query.record_id is not None:
-            sql += " AND record_id = %s"
-            params.append(query.record_id)
-        if query.operation is not None:
-            sql += " AND operation = %s"
-            params.append(query.operation.value)
-        if query.since is not None:
-            sql += " AND at >= %s"
-            params.append(POSTGRES.time_value(query.since))
-        sql += " ORDER BY id LIMIT %s"
-        return [rows.audit_from_row(row) for row in self._read(tenant, sql, [*params, query.limit])]
+        where, params = audit_conditions(POSTGRES, "tenant_id", tenant, query)
+        sql = f"SELECT {rows.AUDIT_COLUMNS} FROM {self._s}.audit_log {where}"
+        return [rows.audit_from_row(row) for row in self._read(tenant, sql, params)]
 
     def namespaces(self, tenant: str, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
         sql = f"SELECT DISTINCT namespace FROM {self._s}.memories WHERE tenant_id = %s AND status != 'deleted'"

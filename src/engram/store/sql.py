@@ -14,7 +14,7 @@ from typing import Any
 
 from ..errors import InvalidValueError
 from ..model import MemoryRecord
-from .base import MetadataCondition, RecordFilter, WriteBatch
+from .base import AuditQuery, MetadataCondition, RecordFilter, WriteBatch
 from .codec import namespace_key, namespace_range, to_epoch
 
 _METADATA_KEY = re.compile(r"^[\w-]+(\.[\w-]+)*$")
@@ -278,3 +278,19 @@ def pg_nearest(schema: str, clause: str, model: str, dim: int, *, indexed: bool)
         f"WHERE {clause} AND embedding_model = {pg_literal(model).replace('%', '%%')} "
         f"ORDER BY distance{tiebreak} LIMIT %s"
     )
+
+
+def audit_conditions(dialect: Dialect, tenant_column: str, tenant: str, query: AuditQuery) -> tuple[str, list[Any]]:
+    """WHERE … ORDER BY … LIMIT for an audit read; the backend supplies SELECT/FROM."""
+    p = dialect.placeholder
+    parts, params = [f"{tenant_column} = {p}"], [tenant]
+    if query.record_id is not None:
+        parts.append(f"record_id = {p}")
+        params.append(query.record_id)
+    if query.operation is not None:
+        parts.append(f"operation = {p}")
+        params.append(query.operation.value)
+    if query.since is not None:
+        parts.append(f"at >= {p}")
+        params.append(dialect.time_value(query.since))
+    return f"WHERE {' AND '.join(parts)} ORDER BY id LIMIT {p}", [*params, query.limit]

@@ -27,7 +27,7 @@ from . import sqlite_jobs as job_rows
 from . import sqlite_rows as rows
 from .base import AuditQuery, OrderBy, RecordFilter, ScoredId, WriteBatch
 from .codec import namespace_from_key, namespace_key, namespace_range, scope_token
-from .sql import SQLITE, check_storable, filter_clause, fts_match
+from .sql import SQLITE, audit_conditions, check_storable, filter_clause, fts_match
 from .sqlite_migrations import APPLICATION_ID, MIGRATIONS
 from .vector_cache import LOADED_COLUMNS, VectorCache
 
@@ -325,19 +325,8 @@ class SQLiteStore:
         return [rows.version_from_row(row) for row in found]
 
     def audit(self, tenant: str, query: AuditQuery) -> list[AuditEvent]:
-        sql = "SELECT * FROM audit_log WHERE tenant = ?"
-        params: list[Any] = [tenant]
-        if query.record_id is not None:
-            sql += " AND record_id = ?"
-            params.append(query.record_id)
-        if query.operation is not None:
-            sql += " AND operation = ?"
-            params.append(query.operation.value)
-        if query.since is not None:
-            sql += " AND at >= ?"
-            params.append(SQLITE.time_value(query.since))
-        sql += " ORDER BY id LIMIT ?"
-        return [rows.audit_from_sqlite(row) for row in self._read(sql, [*params, query.limit])]
+        where, params = audit_conditions(SQLITE, "tenant", tenant, query)
+        return [rows.audit_from_sqlite(row) for row in self._read(f"SELECT * FROM audit_log {where}", params)]
 
     def namespaces(self, tenant: str, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
         sql = "SELECT DISTINCT namespace FROM memories WHERE tenant = ? AND status != 'deleted'"
