@@ -90,10 +90,16 @@ class SQLiteStore:
         return conn
 
     def _check_is_engram(self, conn: sqlite3.Connection) -> None:
-        app_id = conn.execute("PRAGMA application_id").fetchone()[0]
+        # one read transaction: another process creating the schema right now must
+        # be seen either before (no tables, no id) or after (both), never half
+        conn.execute("BEGIN")
+        try:
+            app_id = conn.execute("PRAGMA application_id").fetchone()[0]
+            tables = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+        finally:
+            conn.execute("COMMIT")
         if app_id == APPLICATION_ID:
             return
-        tables = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
         if app_id != 0 or tables:
             raise NotAnEngramDatabaseError(
                 f"{self.path} is a SQLite database that engram did not create; refusing to touch it"
