@@ -50,6 +50,31 @@ def test_reopening_keeps_data_and_schema_version(db_path, alice):
     store.close()
 
 
+def test_a_file_from_before_reply_to_is_migrated_in_place(db_path, alice, monkeypatch):
+    """A database written by engram before migration 3 opens, gains the reply_to
+    column, and its records read back unchanged (with no reply_to)."""
+    from engram import FakeHashEmbedder, Source
+    from engram.store import sqlite as sqlite_module
+
+    monkeypatch.setattr(sqlite_module, "MIGRATIONS", MIGRATIONS[:2])
+    with sqlite3.connect(db_path) as conn:
+        conn.execute("PRAGMA journal_mode = WAL")
+    old_store = SQLiteStore(db_path)
+    assert old_store.schema_version() == 2
+    old_store.execute_raw(
+        "INSERT INTO memories (tenant, id, namespace, kind, content, importance, confidence, sensitivity, status, "
+        "version, valid_from, created_at, updated_at, actor) VALUES ('acme', 'old1', ?, 'fact', 'lives in Oslo', "
+        "0.5, 1.0, 'normal', 'active', 1, 0, 0, 0, 'user')",
+        ["users\x1falice\x1f"],
+    )
+    old_store.close()
+    monkeypatch.setattr(sqlite_module, "MIGRATIONS", MIGRATIONS)
+    with Memory(SQLiteStore(db_path), embedder=FakeHashEmbedder()) as memory:
+        assert memory.store.schema_version() == len(MIGRATIONS)
+        assert memory.get("old1", alice).source == Source(actor="user")
+        assert memory.get("old1", alice).content == "lives in Oslo"
+
+
 def test_a_failing_batch_rolls_back_entirely(memory, alice):
     first = memory.remember("first", alice)
     second = memory.remember("second", alice)

@@ -36,6 +36,9 @@ class Settings(BaseSettings):
     neighbour_window_s: float = Field(120.0, ge=0)
     thread_weight: float = Field(0.1, ge=0, le=1, description="lift memories of the thread of a strong hit")
     time_weight: float = Field(0.5, ge=0, le=1, description="lift memories inside a period the query names")
+    reply_context: bool = Field(
+        True, description="remember_many: a turn right after the other side's question is indexed with it"
+    )
     query_rewrite: bool = Field(True, description="a transcript query keeps only the user's lines")
     long_query_terms: int = Field(12, ge=0, description="queries with more terms lean on vectors (0: off)")
     busy_timeout_ms: int = Field(30_000, ge=0)

@@ -122,11 +122,11 @@ def import_batch(
         raise ConflictError(f"{len(existing)} imported records already exist (e.g. {min(existing)}); "
                             "pass on_conflict='skip' or 'replace'")
     chosen = [item for item in items if on_conflict == "replace" or item.record.id not in existing]
-    vectors = embed([item.record.content for item in chosen]) if chosen else []
+    vectors = embed([item.record.indexed_text for item in chosen]) if chosen else []
     writes, versions, audit = [], [], []
     for item, vector in zip(chosen, vectors):
         record = replace(item.record, embedding_model=model)
-        writes.append(RecordWrite(record, index_text(record.content), vector, None))
+        writes.append(RecordWrite(record, index_text(record.indexed_text), vector, None))
         versions += item.versions
         audit.append(AuditDraft(actor=actor, operation=Operation.IMPORT, at=at, record_id=record.id,
                                 version=record.version, namespace=record.scope.namespace))

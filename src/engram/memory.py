@@ -44,7 +44,7 @@ from .store import Store, open_store
 from . import jsonl, maintenance
 from .embed.reindex import reindex_store
 from .store.base import AuditDraft, AuditQuery, RecordFilter, Touch, WriteBatch
-from .writes import MemoryDraft, batch_of, build_record, change, retire, revise
+from .writes import MemoryDraft, batch_of, build_record, change, link_replies, retire, revise
 
 DEFAULT_ACTOR = "app"
 
@@ -151,14 +151,13 @@ class Memory:
     ) -> list[MemoryRecord]:
         """Store many memories in one transaction, embedding them in one batch."""
         now = self.clock.now()
-        records = [
-            build_record(MemoryDraft(d) if isinstance(d, str) else d, scope, now, self.settings.max_content_chars,
-                         self.embedder.name)
-            for d in drafts
-        ]
+        drafts = [MemoryDraft(d) if isinstance(d, str) else d for d in drafts]
+        if self.settings.reply_context:
+            drafts = link_replies(drafts)
+        records = [build_record(d, scope, now, self.settings.max_content_chars, self.embedder.name) for d in drafts]
         for record in records:
             self._check_policies(Operation.CREATE, actor, record, None)
-        vectors = self.embedder.embed([r.content for r in records]) if records else []
+        vectors = self.embedder.embed([r.indexed_text for r in records]) if records else []
         changes = [
             change(r, operation=Operation.CREATE, actor=actor, at=now, reason=None, embedding=v, expected_version=None)
             for r, v in zip(records, vectors)
@@ -275,7 +274,7 @@ class Memory:
         retired = retire(old, Status.SUPERSEDED, now, valid_to=now, superseded_by=new.id)
         self._check_policies(Operation.SUPERSEDE, actor, retired, old)
         self._check_policies(Operation.CREATE, actor, new, None)
-        vector = self.embedder.embed([new.content])[0]
+        vector = self.embedder.embed([new.indexed_text])[0]
         writes = [
             change(retired, operation=Operation.SUPERSEDE, actor=actor, at=now, reason=reason,
                    embedding=self._embedding_for(retired, old), expected_version=old.version,
@@ -511,8 +510,8 @@ class Memory:
 
     def _embedding_for(self, new: MemoryRecord, old: MemoryRecord):
         """Re-embed only when the content changed; otherwise keep the stored vector."""
-        if new.content != old.content or old.embedding_model != self.embedder.name:
-            return self.embedder.embed([new.content])[0]
+        if new.indexed_text != old.indexed_text or old.embedding_model != self.embedder.name:
+            return self.embedder.embed([new.indexed_text])[0]
         stored = self.store.vectors(new.scope.tenant, [old.id], self.embedder.name)
         return stored.get(old.id)
 

@@ -142,6 +142,9 @@ class Source:
     actor: str = "user"
     thread_id: str | None = None
     message_id: str | None = None
+    # What the memory was said in reply to (the other side's question, as text).
+    # Searched together with the content, so "Berlin." answers "where does she live?".
+    reply_to: str | None = None
 
 
 def utc(moment: datetime) -> datetime:
@@ -180,6 +183,12 @@ class MemoryRecord:
     read_only: bool = False
     supersedes: str | None = None
     superseded_by: str | None = None
+
+    @property
+    def indexed_text(self) -> str:
+        """What search indexes (lexically and as a vector): the content, preceded
+        by the question it answers when it was said in reply to one."""
+        return f"{self.source.reply_to}\n{self.content}" if self.source.reply_to else self.content
 
     def is_valid_at(self, moment: datetime) -> bool:
         if self.status is not Status.ACTIVE:

@@ -68,6 +68,45 @@ def check_metadata(metadata: Mapping[str, Any] | None) -> Mapping[str, Any]:
     return freeze_mapping(metadata)
 
 
+def check_source(source: Source | None, max_chars: int) -> Source:
+    if source is None:
+        return Source()
+    if not isinstance(source, Source):
+        raise InvalidValueError(f"source must be an engram.Source, got {type(source).__name__}")
+    if source.reply_to is None:
+        return source
+    try:
+        return replace(source, reply_to=check_content(source.reply_to, max_chars))
+    except InvalidContentError as exc:
+        raise InvalidContentError(f"source.reply_to: {exc}") from None
+
+
+REPLY_TO_CHARS = 500  # of a long turn, the end is kept: that is where its question usually is
+
+
+def link_replies(drafts: Sequence[MemoryDraft]) -> list[MemoryDraft]:
+    """A turn said right after the other side asked a question (same thread, next
+    in the batch) keeps that turn as ``source.reply_to``, so search finds the
+    answer by the question's words ("Where do you live?" → "Berlin, since May.").
+    Drafts that name their own ``reply_to`` keep it."""
+    linked: list[MemoryDraft] = []
+    for draft in drafts:
+        previous = linked[-1] if linked else None
+        if previous is not None and _answers(draft, previous):
+            asked = previous.content.strip()[-REPLY_TO_CHARS:]
+            draft = replace(draft, source=replace(draft.source, reply_to=asked))
+        linked.append(draft)
+    return linked
+
+
+def _answers(draft: MemoryDraft, previous: MemoryDraft) -> bool:
+    mine, theirs = draft.source, previous.source
+    if mine is None or theirs is None or mine.reply_to is not None or mine.thread_id is None:
+        return False
+    return (theirs.thread_id == mine.thread_id and theirs.actor != mine.actor and isinstance(previous.content, str)
+            and ("?" in previous.content or "？" in previous.content))
+
+
 @dataclass(frozen=True, slots=True)
 class MemoryDraft:
     """What a caller asks to remember, before validation."""
@@ -113,7 +152,7 @@ def build_record(draft: MemoryDraft, scope: Scope, now: datetime, max_chars: int
         expires_at=utc(draft.expires_at) if draft.expires_at else None,
         created_at=now,
         updated_at=now,
-        source=draft.source or Source(),
+        source=check_source(draft.source, max_chars),
         embedding_model=model,
         read_only=bool(draft.read_only),
     )
@@ -169,7 +208,7 @@ def change(
     detail: dict[str, Any] | None = None,
 ) -> tuple[RecordWrite, Version, AuditDraft]:
     """The three rows every change writes together."""
-    write = RecordWrite(record, index_text(record.content), embedding, expected_version)
+    write = RecordWrite(record, index_text(record.indexed_text), embedding, expected_version)
     version = Version(record.id, record.version, operation, actor, at, reason, record)
     audit = AuditDraft(
         actor=actor,

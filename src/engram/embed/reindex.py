@@ -33,12 +33,12 @@ def reindex_store(store: Store, embedder: Embedder, *, batch_size: int = 256, pr
 
 
 def _reembed(store: Store, embedder: Embedder, tenant: str, records: Sequence[MemoryRecord]) -> int:
-    vectors = embedder.embed([r.content for r in records])
+    vectors = embedder.embed([r.indexed_text for r in records])
     done = 0
     for record, vector in zip(records, vectors):
         fresh = replace(record, embedding_model=embedder.name)
         try:
-            store.apply(WriteBatch(tenant, records=(RecordWrite(fresh, index_text(fresh.content), vector,
+            store.apply(WriteBatch(tenant, records=(RecordWrite(fresh, index_text(fresh.indexed_text), vector,
                                                                 record.version),)))
             done += 1
         except ConflictError:

@@ -38,7 +38,7 @@ from .data import Dataset, Doc, Query, Unit, load
 BASELINES = ("bm25", "vector")
 PLAIN = {"neighbour_weight": 0.0, "thread_weight": 0.0, "time_weight": 0.0, "query_rewrite": False}
 TENANT = "eval"
-INDEX_FIELDS = frozenset({"embedder", "cjk_tokenizer", "db", "max_content_chars"})
+INDEX_FIELDS = frozenset({"embedder", "cjk_tokenizer", "db", "max_content_chars", "reply_context"})
 METRICS = {
     "locomo": ("recall", "hit"),
     "longmemeval": ("recall_all", "ndcg_any", "recall_any"),

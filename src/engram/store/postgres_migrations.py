@@ -144,6 +144,11 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
         """
         + "".join(_rls(table) for table in TENANT_TABLES),
     ),
+    (
+        2,
+        "the message a memory replies to",
+        "ALTER TABLE {schema}.memories ADD COLUMN reply_to text",
+    ),
 )
 
 

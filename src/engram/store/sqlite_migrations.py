@@ -97,4 +97,9 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
         CREATE INDEX jobs_due ON jobs (status, next_attempt_at)
         """,
     ),
+    (
+        3,
+        "the message a memory replies to",
+        "ALTER TABLE memories ADD COLUMN reply_to TEXT",
+    ),
 )

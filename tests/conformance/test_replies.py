@@ -1,0 +1,87 @@
+"""A turn said in reply to the other side's question is indexed with that question
+(``Source.reply_to``), on every backend: found by the question's words, kept
+through versions and export/import, never shown as its content."""
+
+import io
+
+import pytest
+
+from engram import InvalidContentError, Scope, Settings, Source
+from engram.writes import MemoryDraft
+
+CONVERSATION = [
+    ("assistant", "Which city did you move to last spring?"),
+    ("user", "Lisbon. The light there is wonderful."),
+    ("assistant", "That sounds lovely. What do you do for work now?"),
+    ("user", "I restore old sailing boats."),
+    ("user", "Also, I have started learning the cello."),
+]
+
+
+def _drafts(thread: str = "t1") -> list[MemoryDraft]:
+    return [MemoryDraft(text, kind="episode", source=Source(actor=actor, thread_id=thread))
+            for actor, text in CONVERSATION]
+
+
+def test_an_answer_is_found_by_the_words_of_its_question(real_memory, alice):
+    records = real_memory.remember_many(_drafts(), alice)
+    assert [r.source.reply_to for r in records] == [
+        None, CONVERSATION[0][1], None, CONVERSATION[2][1], None,
+    ]
+    hits = real_memory.search("what city did the user move to", alice, k=5)
+    assert "Lisbon. The light there is wonderful." in [h.record.content for h in hits[:2]]
+    lexical = real_memory.search("which city move spring", alice, k=5, retriever="bm25")
+    assert "Lisbon. The light there is wonderful." in [h.record.content for h in lexical]
+
+
+def test_the_question_never_becomes_the_content(memory, alice):
+    answer = memory.remember_many(_drafts(), alice)[1]
+    stored = memory.get(answer.id, alice)
+    assert stored.content == "Lisbon. The light there is wonderful."
+    assert stored.source.reply_to == "Which city did you move to last spring?"
+    assert memory.history(answer.id, alice)[0].record.source.reply_to == stored.source.reply_to
+    updated = memory.update(answer.id, alice, content="Lisbon, since May.")
+    assert updated.source.reply_to == stored.source.reply_to
+
+
+def test_only_a_question_from_the_other_side_of_the_same_thread_links(memory, alice):
+    drafts = [
+        MemoryDraft("Shall we meet on Monday?", source=Source(actor="user", thread_id="a")),
+        MemoryDraft("Or rather Tuesday?", source=Source(actor="user", thread_id="a")),  # same speaker
+        MemoryDraft("Tuesday works.", source=Source(actor="assistant", thread_id="b")),  # another thread
+        MemoryDraft("Is it raining?", source=Source(actor="user")),
+        MemoryDraft("No.", source=Source(actor="assistant")),  # no thread at all
+        MemoryDraft("Where?", source=Source(actor="user", thread_id="c")),
+        MemoryDraft("Here.", source=Source(actor="assistant", thread_id="c", reply_to="my own context")),
+    ]
+    records = memory.remember_many(drafts, alice)
+    assert [r.source.reply_to for r in records] == [None] * 6 + ["my own context"]
+
+
+def test_linking_can_be_switched_off(backend, clock, alice):
+    memory = backend.memory(clock=clock, settings=Settings(reply_context=False))
+    records = memory.remember_many(_drafts(), alice)
+    assert all(r.source.reply_to is None for r in records)
+
+
+@pytest.mark.parametrize("bad", ["", "   ", "with a NUL \x00 inside", "x" * 2_000])
+def test_a_bad_reply_to_is_refused_and_nothing_is_written(backend, clock, alice, bad):
+    memory = backend.memory(clock=clock, settings=Settings(max_content_chars=1_000))
+    memory.remember("already here", alice)
+    drafts = [MemoryDraft("fine"), MemoryDraft("answer", source=Source(actor="user", reply_to=bad))]
+    with pytest.raises(InvalidContentError, match="reply_to"):
+        memory.remember_many(drafts, alice)
+    assert [r.content for r in memory.list(alice).items] == ["already here"]
+
+
+def test_export_and_import_keep_the_question(make_backend, backend, clock, alice):
+    source = backend.memory(clock=clock)
+    answer = source.remember_many(_drafts(), alice)[1]
+    buffer = io.StringIO()
+    source.export_jsonl(buffer, alice)
+    target = make_backend(backend.name).memory(clock=clock)
+    target.import_jsonl(io.StringIO(buffer.getvalue()))
+    assert target.get(answer.id, alice).source.reply_to == "Which city did you move to last spring?"
+    hits = target.search("which city move spring", alice, k=3, retriever="bm25")
+    assert answer.id in [h.record.id for h in hits]
+
