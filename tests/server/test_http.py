@@ -214,6 +214,18 @@ def test_batch_is_one_transaction(client):
     assert_error(client.post("/v1/memories/batch", json={"items": []}, headers=A), 422, "ValidationError", "items")
 
 
+def test_a_batch_in_thread_order_links_answers_to_questions(client):
+    items = [{"content": "Which city did you move to?", "source": {"actor": "assistant", "thread_id": "t"}},
+             {"content": "Lisbon.", "source": {"actor": "user", "thread_id": "t"}}]
+    ok = client.post("/v1/memories/batch", json={"scope": ALICE, "items": items}, headers=A)
+    assert ok.status_code == 201, ok.text
+    question, answer = ok.json()["items"]
+    assert (question["source"]["reply_to"], answer["source"]["reply_to"]) == (None, "Which city did you move to?")
+    hits = client.post("/v1/search", json={"query": "which city", "scope": ALICE, "retriever": "bm25"}, headers=A)
+    assert hits.status_code == 200, hits.text
+    assert answer["id"] in [hit["record"]["id"] for hit in hits.json()["hits"]]
+
+
 def test_update_with_expected_version_is_a_compare_and_swap(client):
     rid = remember(client)["id"]
     updated = client.patch(f"/v1/memories/{rid}", json={"content": "Prefers very concise reports",
@@ -350,7 +362,7 @@ def test_add_runs_the_pipeline_and_background_jobs(db_path, clock):
         assert [e["event"] for e in result["events"]] == ["ADD", "ADD"] and result["job_id"] is None
         assert result["usage"]["prompt_tokens"] > 0 and result["extractor"]
         record = client.get(f"/v1/memories/{result['events'][0]['record_id']}", headers=A).json()
-        assert record["source"] == {"actor": "http", "thread_id": "t1", "message_id": "m1"}
+        assert record["source"] == {"actor": "http", "thread_id": "t1", "message_id": "m1", "reply_to": None}
 
         queued = client.post("/v1/add", json={"messages": [{"role": "user", "content": "I like bullet points"}],
                                               "scope": ALICE, "background": True, "force": True}, headers=A)

@@ -64,6 +64,7 @@ class SourceIn(Body):
     actor: str = "user"
     thread_id: str | None = None
     message_id: str | None = None
+    reply_to: str | None = Field(None, description="The question this memory answers; searched with it")
 
 
 class MemoryIn(Body):

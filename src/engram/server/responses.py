@@ -20,6 +20,7 @@ class SourceOut(BaseModel):
     actor: str
     thread_id: str | None
     message_id: str | None
+    reply_to: str | None = None
 
 
 class RecordOut(BaseModel):
