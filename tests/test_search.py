@@ -1,10 +1,13 @@
 """Hybrid retrieval behaviour: scoping, filters, signals, CJK, context blocks."""
 
+import os
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 
 from engram import InvalidValueError, Kind, Scope
+from engram.eval.data import load_locomo
 
 
 def test_search_is_segment_exact_unless_descendants_asked(memory):
@@ -87,3 +90,23 @@ def test_context_from_user_and_org_scopes(memory, alice):
     memory.remember("Prefers aisle seats when travelling", alice, kind=Kind.PREFERENCE)
     block = memory.context("book travel", [alice, org])
     assert "portal" in block.text and "aisle" in block.text
+
+
+
+LOCOMO = Path(os.environ.get("ENGRAM_BENCH_DIR") or Path(__file__).resolve().parents[2] / "shared" / "bench") \
+    / "locomo" / "locomo_dev.json"
+
+
+@pytest.mark.skipif(not LOCOMO.exists(), reason="../shared/bench is not available")
+def test_asking_for_more_results_never_reorders_the_first_ones(real_memory, alice):
+    """The top results come from a pool of fixed size (Settings.candidate_pool), so
+    search(k=5) is the start of search(k=20) and of search(k=200), even when the
+    deeper search reaches past that pool. (Before, the pool grew with k and 67 of
+    80 LoCoMo questions got a different top 5 at k=100.)"""
+    conversation = load_locomo(LOCOMO).units[0]
+    real_memory.remember_many([doc.text for doc in conversation.docs[:400]], alice)
+    for question in conversation.queries[:40]:
+        first = [h.record.id for h in real_memory.search(question.text, alice, k=5)]
+        assert [h.record.id for h in real_memory.search(question.text, alice, k=20)][:5] == first, question.text
+        deep = [h.record.id for h in real_memory.search(question.text, alice, k=200)]
+        assert deep[:5] == first and len(deep) == len(set(deep)) == 200, question.text

@@ -74,13 +74,6 @@ def lexical_candidates(store: Store, tenant: str, where: RecordFilter, query: st
     return store.lexical(tenant, where, query_terms(query), pool)
 
 
-def vector_candidates(
-    store: Store, embedder: Embedder, tenant: str, where: RecordFilter, query: str, pool: int
-) -> tuple[list[ScoredId], np.ndarray]:
-    vector = embedder.embed([query], role="query")[0]
-    return store.nearest(tenant, where, embedder.name, vector, pool), vector
-
-
 def fuse_weighted(
     lexical: list[ScoredId], vector: list[ScoredId], missing_vectors: dict[str, float], lexical_weight: float
 ) -> list[Candidate]:
@@ -97,16 +90,20 @@ def fuse_weighted(
 
 
 def fuse_minmax(
-    lexical: list[ScoredId], vector: list[ScoredId], missing_vectors: dict[str, float], lexical_weight: float
+    lexical: list[ScoredId], vector: list[ScoredId], missing_vectors: dict[str, float], lexical_weight: float,
+    depth: int | None = None,
 ) -> list[Candidate]:
-    """Convex combination after scaling each list to [0, 1] over its own pool: BM25
-    divided by its best score, cosine min-max scaled between the pool's worst and
-    best. Raw cosines of different models sit in narrow, model-specific bands
-    (e5: 0.7-0.9), which a fixed weight cannot balance against BM25; scaled, they can."""
+    """Convex combination after scaling each list to [0, 1]: BM25 divided by its best
+    score, cosine min-max scaled between the best and the ``depth``-th best vector
+    candidate (lower ones score 0). Raw cosines of different models sit in narrow,
+    model-specific bands (e5: 0.7-0.9), which a fixed weight cannot balance against
+    BM25; scaled, they can. A fixed depth keeps the scale, hence the top results,
+    the same whatever k the caller asks for."""
     top_lexical = max((hit.score for hit in lexical), default=0.0) or 1.0
     lex = {hit.id: hit.score / top_lexical for hit in lexical}
     raw = {hit.id: hit.score for hit in vector}
-    low, high = min(raw.values(), default=0.0), max(raw.values(), default=1.0)
+    scale = sorted(raw.values(), reverse=True)[:depth]
+    low, high = min(scale, default=0.0), max(scale, default=1.0)
     span = high - low
     raw.update(missing_vectors)
     out = []
@@ -215,6 +212,15 @@ def diversify(hits: list[SearchHit]) -> list[SearchHit]:
     return kept
 
 
+@dataclass(frozen=True, slots=True)
+class Ask:
+    """A query once prepared: its text (rewritten), its vector, the period it names."""
+
+    text: str
+    vector: np.ndarray | None
+    window: TimeWindow | None
+
+
 def retrieve(
     store: Store,
     embedder: Embedder,
@@ -226,29 +232,46 @@ def retrieve(
     settings: RetrievalSettings,
     now: datetime,
 ) -> list[SearchHit]:
-    pool = max(settings.pool, 3 * k)
-    if settings.query_rewrite:
-        query = rewrite_query(query)
+    """Ranked hits, best first. The first ``settings.pool`` are ranked over a pool of
+    that size whatever ``k`` is, so asking for more results never reorders the top
+    ones; beyond it, a deeper pass supplies the rest."""
+    text = rewrite_query(query) if settings.query_rewrite else query
+    vector = embedder.embed([text], role="query")[0] if settings.retriever in ("hybrid", "vector") else None
+    ask = Ask(text, vector, time_window(text, now) if settings.time_weight else None)
+    hits = _ranked(store, embedder.name, tenant, where, ask, settings.pool, settings, now)
+    if k <= settings.pool:
+        return hits
+    seen = {hit.record.id for hit in hits}
+    deeper = _ranked(store, embedder.name, tenant, where, ask, 3 * k, settings, now)
+    return hits + [hit for hit in deeper if hit.record.id not in seen]
+
+
+def _ranked(
+    store: Store, model: str, tenant: str, where: RecordFilter, ask: Ask, pool: int, settings: RetrievalSettings,
+    now: datetime,
+) -> list[SearchHit]:
     lexical: list[ScoredId] = []
     vector: list[ScoredId] = []
-    query_vector = None
-    window = time_window(query, now) if settings.time_weight else None
+    window = ask.window
     inside = replace(where, time_ranges=(*where.time_ranges, TimeRange("valid_from", window.start, window.end))) \
         if window else None
     if settings.retriever in ("hybrid", "bm25"):
-        lexical = lexical_candidates(store, tenant, where, query, pool)
+        lexical = lexical_candidates(store, tenant, where, ask.text, pool)
         if inside is not None:
-            lexical = _merge(lexical, lexical_candidates(store, tenant, inside, query, pool))
-    if settings.retriever in ("hybrid", "vector"):
-        vector, query_vector = vector_candidates(store, embedder, tenant, where, query, pool)
+            lexical = _merge(lexical, lexical_candidates(store, tenant, inside, ask.text, pool))
+    if ask.vector is not None:
+        vector = store.nearest(tenant, where, model, ask.vector, pool)
         if inside is not None:
-            vector = _merge(vector, store.nearest(tenant, inside, embedder.name, query_vector, pool))
+            vector = _merge(vector, store.nearest(tenant, inside, model, ask.vector, pool))
+    share = lexical_share(settings, ask.text)
     if settings.fusion == "rrf":
-        candidates = fuse_rrf(lexical, vector, lexical_share(settings, query), settings.rrf_k)
+        candidates = fuse_rrf(lexical, vector, share, settings.rrf_k)
     else:
-        missing = _missing_vector_scores(store, embedder, tenant, lexical, vector, query_vector)
-        fuse = fuse_minmax if settings.fusion == "minmax" and settings.retriever == "hybrid" else fuse_weighted
-        candidates = fuse(lexical, vector, missing, lexical_share(settings, query))
+        missing = _missing_vector_scores(store, model, tenant, lexical, vector, ask.vector)
+        if settings.fusion == "minmax" and settings.retriever == "hybrid":
+            candidates = fuse_minmax(lexical, vector, missing, share, depth=settings.pool)
+        else:
+            candidates = fuse_weighted(lexical, vector, missing, share)
     candidates.sort(key=lambda cand: -cand.relevance)
     candidates = candidates[: pool]
     records = {record.id: record for record in store.get(tenant, [cand.id for cand in candidates])}
@@ -293,7 +316,7 @@ def lexical_share(settings: RetrievalSettings, query: str) -> float:
 
 def _missing_vector_scores(
     store: Store,
-    embedder: Embedder,
+    model: str,
     tenant: str,
     lexical: list[ScoredId],
     vector: list[ScoredId],
@@ -306,5 +329,5 @@ def _missing_vector_scores(
     missing = [hit.id for hit in lexical if hit.id not in seen]
     if not missing:
         return {}
-    stored = store.vectors(tenant, missing, embedder.name)
+    stored = store.vectors(tenant, missing, model)
     return {key: float(row @ query_vector) for key, row in stored.items()}
