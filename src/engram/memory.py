@@ -509,7 +509,7 @@ class Memory:
         return record
 
     def _embedding_for(self, new: MemoryRecord, old: MemoryRecord):
-        """Re-embed only when the content changed; otherwise keep the stored vector."""
+        """Re-embed only when the indexed text changed; otherwise keep the stored vector."""
         if new.indexed_text != old.indexed_text or old.embedding_model != self.embedder.name:
             return self.embedder.embed([new.indexed_text])[0]
         stored = self.store.vectors(new.scope.tenant, [old.id], self.embedder.name)

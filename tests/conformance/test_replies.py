@@ -6,7 +6,7 @@ import io
 
 import pytest
 
-from engram import InvalidContentError, Scope, Settings, Source
+from engram import InvalidContentError, Settings, Source, ValidationError
 from engram.writes import MemoryDraft
 
 CONVERSATION = [
@@ -85,3 +85,18 @@ def test_export_and_import_keep_the_question(make_backend, backend, clock, alice
     hits = target.search("which city move spring", alice, k=3, retriever="bm25")
     assert answer.id in [h.record.id for h in hits]
 
+
+
+@pytest.mark.parametrize("poison", ['"Which city\\u0000 did you move to last spring?"', '""', "42"])
+def test_an_import_with_a_bad_reply_to_is_refused_and_writes_nothing(backend, clock, alice, poison):
+    memory = backend.memory(clock=clock)
+    memory.remember_many(_drafts(), alice)
+    exported = io.StringIO()
+    memory.export_jsonl(exported, alice)
+    text = exported.getvalue()
+    field = '"reply_to": "Which city did you move to last spring?"'
+    assert field in text
+    before = memory.stats("acme")
+    with pytest.raises(ValidationError, match="reply_to"):
+        memory.import_jsonl(io.StringIO(text.replace(field, f'"reply_to": {poison}')), on_conflict="replace")
+    assert memory.stats("acme") == before

@@ -121,6 +121,12 @@ def _content(value: Any) -> str:
     return value
 
 
+def _reply_to(value: Any) -> str | None:
+    if value is not None and (not isinstance(value, str) or not value.strip()):
+        raise InvalidValueError("source.reply_to must be a non-empty string or null")
+    return value
+
+
 def record_from_data(data: dict[str, Any]) -> MemoryRecord:
     """Inverse of record_to_data; raises ValidationError subclasses on bad data."""
     try:
@@ -149,7 +155,7 @@ def record_from_data(data: dict[str, Any]) -> MemoryRecord:
                 actor=source.get("actor", "user"),
                 thread_id=source.get("thread_id"),
                 message_id=source.get("message_id"),
-                reply_to=source.get("reply_to"),
+                reply_to=_reply_to(source.get("reply_to")),
             ),
             embedding_model=data.get("embedding_model"),
             read_only=bool(data.get("read_only", False)),

@@ -118,6 +118,7 @@ def _check_record(record: MemoryRecord) -> None:
     _check_stored(record.tags, "tags")
     _check_stored(record.metadata, "metadata")
     _check_stored([record.source.actor, record.source.thread_id, record.source.message_id], "source")
+    _check_stored(record.source.reply_to, "source.reply_to")
 
 
 def check_storable(batch: WriteBatch) -> None:
