@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import IO, Any
 
@@ -33,6 +33,7 @@ from .model import (
     Status,
     Version,
     parse_enum,
+    utc,
 )
 from .pipeline import jobs
 from .pipeline.messages import normalize_messages
@@ -43,8 +44,8 @@ from .search.retrieve import retrieve
 from .store import Store, open_store
 from . import jsonl, maintenance
 from .embed.reindex import reindex_store
-from .store.base import AuditDraft, AuditQuery, RecordFilter, Touch, WriteBatch
-from .writes import MemoryDraft, batch_of, build_record, change, link_replies, retire, revise
+from .store.base import AuditDraft, AuditQuery, RecordFilter, TimeRange, Touch, WriteBatch
+from .writes import MemoryDraft, batch_of, build_record, change, link_replies, retire, revise, threads_to_look_up
 
 DEFAULT_ACTOR = "app"
 
@@ -153,7 +154,7 @@ class Memory:
         now = self.clock.now()
         drafts = [MemoryDraft(d) if isinstance(d, str) else d for d in drafts]
         if self.settings.reply_context:
-            drafts = link_replies(drafts)
+            drafts = link_replies(drafts, self._latest_turns(scope, threads_to_look_up(drafts), now))
         records = [build_record(d, scope, now, self.settings.max_content_chars, self.embedder.name) for d in drafts]
         for record in records:
             self._check_policies(Operation.CREATE, actor, record, None)
@@ -507,6 +508,21 @@ class Memory:
         if record.read_only and not override_read_only:
             raise PermissionDeniedError(f"memory {record_id} is read-only")
         return record
+
+    def _latest_turns(
+        self, scope: Scope, threads: Mapping[str, datetime | None], now: datetime
+    ) -> dict[str, MemoryRecord]:
+        """For each thread, the last memory said in it up to the given moment (in
+        this scope, whatever its status: a forgotten question was still asked)."""
+        latest = {}
+        for thread, said in threads.items():
+            before = (utc(said) if said is not None else now) + timedelta(microseconds=1)
+            where = RecordFilter(namespace=scope.namespace, statuses=(), thread_id=thread,
+                                 time_ranges=(TimeRange("valid_from", None, before),))
+            found = self.store.query(scope.tenant, where, order="valid_from", descending=True, limit=1)
+            if found:
+                latest[thread] = found[0]
+        return latest
 
     def _embedding_for(self, new: MemoryRecord, old: MemoryRecord):
         """Re-embed only when the indexed text changed; otherwise keep the stored vector."""

@@ -84,27 +84,41 @@ def check_source(source: Source | None, max_chars: int) -> Source:
 REPLY_TO_CHARS = 500  # of a long turn, the end is kept: that is where its question usually is
 
 
-def link_replies(drafts: Sequence[MemoryDraft]) -> list[MemoryDraft]:
-    """A turn said right after the other side asked a question (same thread, next
-    in the batch) keeps that turn as ``source.reply_to``, so search finds the
-    answer by the question's words ("Where do you live?" → "Berlin, since May.").
-    Drafts that name their own ``reply_to`` keep it."""
+def link_replies(drafts: Sequence[MemoryDraft], earlier: Mapping[str, MemoryRecord]) -> list[MemoryDraft]:
+    """A turn said right after the other side asked a question in the same thread
+    keeps that question as ``source.reply_to``, so search finds the answer by the
+    question's words ("Where do you live?" → "Berlin, since May."). The turn before
+    is the previous draft of the thread in this batch, or for a thread's first
+    draft, ``earlier[thread_id]`` (its latest stored memory). Drafts that name
+    their own ``reply_to`` keep it."""
+    last: dict[str, tuple[Source, Any]] = {thread: (r.source, r.content) for thread, r in earlier.items()}
     linked: list[MemoryDraft] = []
     for draft in drafts:
-        previous = linked[-1] if linked else None
-        if previous is not None and _answers(draft, previous):
-            asked = previous.content.strip()[-REPLY_TO_CHARS:]
+        thread = draft.source.thread_id if draft.source is not None else None
+        if thread is None:
+            linked.append(draft)
+            continue
+        if thread in last and _answers(draft.source, *last[thread]):
+            asked = last[thread][1].strip()[-REPLY_TO_CHARS:]
             draft = replace(draft, source=replace(draft.source, reply_to=asked))
+        last[thread] = (draft.source, draft.content)
         linked.append(draft)
     return linked
 
 
-def _answers(draft: MemoryDraft, previous: MemoryDraft) -> bool:
-    mine, theirs = draft.source, previous.source
-    if mine is None or theirs is None or mine.reply_to is not None or mine.thread_id is None:
-        return False
-    return (theirs.thread_id == mine.thread_id and theirs.actor != mine.actor and isinstance(previous.content, str)
-            and ("?" in previous.content or "？" in previous.content))
+def threads_to_look_up(drafts: Sequence[MemoryDraft]) -> dict[str, datetime | None]:
+    """The threads whose first draft in the batch might answer a stored question,
+    with when that draft was said (None: now)."""
+    first: dict[str, MemoryDraft] = {}
+    for draft in drafts:
+        if draft.source is not None and draft.source.thread_id is not None:
+            first.setdefault(draft.source.thread_id, draft)
+    return {thread: d.valid_from for thread, d in first.items() if d.source.reply_to is None}
+
+
+def _answers(mine: Source, theirs: Source, asked: Any) -> bool:
+    return (mine.reply_to is None and theirs.actor != mine.actor and isinstance(asked, str)
+            and ("?" in asked or "？" in asked))
 
 
 @dataclass(frozen=True, slots=True)

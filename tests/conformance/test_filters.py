@@ -5,7 +5,7 @@ from datetime import timedelta
 
 import pytest
 
-from engram import Status
+from engram import InvalidValueError, Source, Status
 from engram.store.base import MetadataCondition, RecordFilter, TimeRange
 
 
@@ -118,3 +118,18 @@ def test_store_filters_by_ids_and_metadata_conditions(memory, alice):
     assert memory.store.count("acme", RecordFilter(namespace=alice.namespace, ids=())) == 0
     cond = MetadataCondition("x", "eq", 1)
     assert memory.store.count("acme", RecordFilter(namespace=alice.namespace, metadata=(cond,))) == 0
+
+
+def test_store_filters_by_thread_and_orders_either_way(memory, alice, clock):
+    said = []
+    for n in range(3):
+        said.append(memory.remember(f"turn {n}", alice, source=Source(thread_id="t1")))
+        clock.advance(seconds=1)
+    memory.remember("elsewhere", alice, source=Source(thread_id="t2"))
+    where = RecordFilter(namespace=alice.namespace, thread_id="t1")
+    assert [r.id for r in memory.store.query("acme", where, order="valid_from")] == [r.id for r in said]
+    latest = memory.store.query("acme", where, order="valid_from", descending=True, limit=2)
+    assert [r.id for r in latest] == [said[2].id, said[1].id]
+    assert memory.store.count("acme", RecordFilter(namespace=alice.namespace, thread_id="nope")) == 0
+    with pytest.raises(InvalidValueError, match="cannot order by"):
+        memory.store.query("acme", where, order="content; DROP TABLE memories")

@@ -3,6 +3,7 @@
 through versions and export/import, never shown as its content."""
 
 import io
+from datetime import timedelta
 
 import pytest
 
@@ -100,3 +101,41 @@ def test_an_import_with_a_bad_reply_to_is_refused_and_writes_nothing(backend, cl
     with pytest.raises(ValidationError, match="reply_to"):
         memory.import_jsonl(io.StringIO(text.replace(field, f'"reply_to": {poison}')), on_conflict="replace")
     assert memory.stats("acme") == before
+
+
+def test_turns_written_one_call_at_a_time_link_like_a_batch(memory, alice, clock):
+    one_by_one = []
+    for actor, text in CONVERSATION:
+        one_by_one.append(memory.remember(text, alice, kind="episode", source=Source(actor=actor, thread_id="t1")))
+        clock.advance(seconds=20)
+    batched = memory.remember_many(_drafts("t2"), alice)
+    assert [r.source.reply_to for r in one_by_one] == [r.source.reply_to for r in batched]
+    assert one_by_one[1].source.reply_to == CONVERSATION[0][1]
+
+
+def test_a_batch_continues_the_thread_already_stored(memory, alice, clock):
+    memory.remember_many(_drafts()[:1], alice)  # the question, in an earlier call
+    clock.advance(seconds=30)
+    forgotten = memory.remember("What is your cat called?", alice,
+                                source=Source(actor="assistant", thread_id="other"))
+    memory.forget(forgotten.id, alice)  # forgotten, but it was still asked
+    clock.advance(seconds=30)
+    answer, other = memory.remember_many(
+        [MemoryDraft("Lisbon.", source=Source(actor="user", thread_id="t1")),
+         MemoryDraft("Mimi.", source=Source(actor="user", thread_id="other"))], alice)
+    assert answer.source.reply_to == CONVERSATION[0][1]
+    assert other.source.reply_to == "What is your cat called?"
+
+
+def test_a_turn_dated_before_the_question_does_not_answer_it(memory, alice, clock):
+    asked = memory.remember("Where do you live?", alice, source=Source(actor="assistant", thread_id="t"))
+    earlier = memory.remember("I like tea.", alice, valid_from=asked.valid_from - timedelta(minutes=5),
+                              source=Source(actor="user", thread_id="t"))
+    assert earlier.source.reply_to is None
+
+
+def test_stored_turns_of_other_scopes_and_threads_never_link(memory, alice, bob):
+    memory.remember("Where do you live?", bob, source=Source(actor="assistant", thread_id="t"))
+    memory.remember("Where do you work?", alice, source=Source(actor="assistant", thread_id="u"))
+    answer = memory.remember("Berlin.", alice, source=Source(actor="user", thread_id="t"))
+    assert answer.source.reply_to is None

@@ -49,12 +49,14 @@ class RecordFilter:
     time_ranges: tuple[TimeRange, ...] = ()
     valid_at: datetime | None = None  # drop records expired or no longer valid then
     ids: tuple[str, ...] | None = None
+    thread_id: str | None = None  # only records said in this thread (source.thread_id)
 
     @property
     def needs_sql(self) -> bool:
         """True when more than namespace/status/kind must be checked."""
         return bool(
             self.category or self.tags or self.metadata or self.time_ranges or self.valid_at or self.ids is not None
+            or self.thread_id is not None
         )
 
 
@@ -117,7 +119,8 @@ class AuditQuery:
     limit: int = 100
 
 
-OrderBy = Literal["created_at", "updated_at", "importance"]
+OrderBy = Literal["created_at", "updated_at", "valid_from", "importance"]
+ORDERS: tuple[str, ...] = ("created_at", "updated_at", "valid_from", "importance")
 
 
 class Store(Protocol):
@@ -132,8 +135,12 @@ class Store(Protocol):
     def get(self, tenant: str, ids: Sequence[str]) -> list[MemoryRecord]: ...
 
     def query(
-        self, tenant: str, where: RecordFilter, *, order: OrderBy = "created_at", limit: int = 100, offset: int = 0
-    ) -> list[MemoryRecord]: ...
+        self, tenant: str, where: RecordFilter, *, order: OrderBy = "created_at", limit: int = 100, offset: int = 0,
+        descending: bool | None = None,
+    ) -> list[MemoryRecord]:
+        """Records matching ``where``, ordered by ``order`` (ascending, but importance
+        descending unless ``descending`` says otherwise), ties broken by insertion."""
+        ...
 
     def count(self, tenant: str, where: RecordFilter) -> int: ...
 

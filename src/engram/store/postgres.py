@@ -41,7 +41,7 @@ from .codec import namespace_from_key, namespace_range
 from . import postgres_jobs as jobs
 from .postgres_migrations import ALL_TENANTS, TENANT_SETTING, migrate
 from .postgres_writes import apply_batch
-from .sql import POSTGRES, check_storable, filter_clause, pg_bm25, pg_create_vector_index, pg_nearest
+from .sql import POSTGRES, check_storable, filter_clause, order_clause, pg_bm25, pg_create_vector_index, pg_nearest
 from .sql import audit_conditions, pg_vector_index_name
 
 T = TypeVar("T")
@@ -260,14 +260,12 @@ class PostgresStore:
         return [found[i] for i in wanted if i in found]
 
     def query(
-        self, tenant: str, where: RecordFilter, *, order: OrderBy = "created_at", limit: int = 100, offset: int = 0
+        self, tenant: str, where: RecordFilter, *, order: OrderBy = "created_at", limit: int = 100, offset: int = 0,
+        descending: bool | None = None,
     ) -> list[MemoryRecord]:
-        if order not in ("created_at", "updated_at", "importance"):
-            raise InvalidValueError(f"cannot order by {order!r}")
         clause, params = filter_clause(POSTGRES, tenant, where)
-        direction = "DESC" if order == "importance" else "ASC"
         sql = (f"SELECT {rows.SELECT_RECORD} FROM {self._s}.memories WHERE {clause} "
-               f"ORDER BY {order} {direction}, seq LIMIT %s OFFSET %s")
+               f"{order_clause(order, descending, 'seq')} LIMIT %s OFFSET %s")
         return [rows.record_from_row(r) for r in self._read(tenant, sql, [*params, limit, offset])]
 
     def count(self, tenant: str, where: RecordFilter) -> int:

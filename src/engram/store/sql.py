@@ -14,7 +14,7 @@ from typing import Any
 
 from ..errors import InvalidValueError
 from ..model import MemoryRecord
-from .base import AuditQuery, MetadataCondition, RecordFilter, WriteBatch
+from .base import ORDERS, AuditQuery, MetadataCondition, RecordFilter, WriteBatch
 from .codec import namespace_key, namespace_range, to_epoch
 
 _METADATA_KEY = re.compile(r"^[\w-]+(\.[\w-]+)*$")
@@ -161,6 +161,15 @@ def _metadata_condition(dialect: Dialect, alias: str, cond: MetadataCondition) -
     return f"{expr} {_OPERATORS[cond.op]} {dialect.placeholder}", params + [value]
 
 
+def order_clause(order: str, descending: bool | None, tiebreak: str) -> str:
+    """ORDER BY for Store.query: a known column, importance best first by default."""
+    if order not in ORDERS:
+        raise InvalidValueError(f"cannot order by {order!r}; use one of {', '.join(ORDERS)}")
+    down = order == "importance" if descending is None else descending
+    # ties: insertion order, reversed only when asked for descending explicitly
+    return f"ORDER BY {order} {'DESC' if down else 'ASC'}, {tiebreak} {'DESC' if descending else 'ASC'}"
+
+
 def filter_clause(dialect: Dialect, tenant: str, where: RecordFilter, alias: str = "") -> tuple[str, list[Any]]:
     """WHERE conditions (joined by AND) for one tenant and a RecordFilter."""
     p = dialect.placeholder
@@ -181,6 +190,10 @@ def filter_clause(dialect: Dialect, tenant: str, where: RecordFilter, alias: str
     if where.kinds:
         parts.append(f"{a}kind IN ({', '.join([p] * len(where.kinds))})")
         params += [k.value for k in where.kinds]
+    if where.thread_id is not None:
+        _check_text(where.thread_id, "thread filter")
+        parts.append(f"{a}thread_id = {p}")
+        params.append(where.thread_id)
     if where.category is not None:
         _check_text(where.category, "category filter")
         parts.append(f"{a}category = {p}")

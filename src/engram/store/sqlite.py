@@ -27,7 +27,7 @@ from . import sqlite_jobs as job_rows
 from . import sqlite_rows as rows
 from .base import AuditQuery, OrderBy, RecordFilter, ScoredId, WriteBatch
 from .codec import namespace_from_key, namespace_key, namespace_range, scope_token
-from .sql import SQLITE, audit_conditions, check_storable, filter_clause, fts_match
+from .sql import SQLITE, audit_conditions, check_storable, filter_clause, fts_match, order_clause
 from .sqlite_migrations import APPLICATION_ID, MIGRATIONS
 from .vector_cache import LOADED_COLUMNS, VectorCache
 
@@ -256,12 +256,12 @@ class SQLiteStore:
         return [found[i] for i in ids if i in found]
 
     def query(
-        self, tenant: str, where: RecordFilter, *, order: OrderBy = "created_at", limit: int = 100, offset: int = 0
+        self, tenant: str, where: RecordFilter, *, order: OrderBy = "created_at", limit: int = 100, offset: int = 0,
+        descending: bool | None = None,
     ) -> list[MemoryRecord]:
         clause, params = filter_clause(SQLITE, tenant, where)
-        direction = "DESC" if order == "importance" else "ASC"
         sql = (f"SELECT {rows.RECORD_SELECT} FROM memories WHERE {clause} "
-               f"ORDER BY {order} {direction}, rowid LIMIT ? OFFSET ?")
+               f"{order_clause(order, descending, 'rowid')} LIMIT ? OFFSET ?")
         return [rows.record_from_row(r) for r in self._read(sql, [*params, limit, offset])]
 
     def count(self, tenant: str, where: RecordFilter) -> int:
