@@ -147,7 +147,11 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
     (
         2,
         "the message a memory replies to",
-        "ALTER TABLE {schema}.memories ADD COLUMN reply_to text",
+        """
+        ALTER TABLE {schema}.memories ADD COLUMN reply_to text;
+        CREATE INDEX memories_thread ON {schema}.memories (tenant_id, thread_id, valid_from)
+            WHERE thread_id IS NOT NULL;
+        """,
     ),
 )
 

@@ -100,6 +100,9 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
     (
         3,
         "the message a memory replies to",
-        "ALTER TABLE memories ADD COLUMN reply_to TEXT",
+        """
+        ALTER TABLE memories ADD COLUMN reply_to TEXT;
+        CREATE INDEX memories_thread ON memories (tenant, thread_id, valid_from) WHERE thread_id IS NOT NULL
+        """,
     ),
 )
