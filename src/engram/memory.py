@@ -45,7 +45,8 @@ from .store import Store, open_store
 from . import jsonl, maintenance
 from .embed.reindex import reindex_store
 from .store.base import AuditDraft, AuditQuery, RecordFilter, TimeRange, Touch, WriteBatch
-from .writes import MemoryDraft, batch_of, build_record, change, link_replies, retire, revise, threads_to_look_up
+from .replies import link_replies, threads_to_look_up
+from .writes import MemoryDraft, batch_of, build_record, change, retire, revise
 
 DEFAULT_ACTOR = "app"
 

@@ -8,7 +8,8 @@ from datetime import timedelta
 import pytest
 
 from engram import InvalidContentError, Settings, Source, ValidationError
-from engram.writes import MemoryDraft, question_of
+from engram.replies import question_of
+from engram.writes import MemoryDraft
 
 CONVERSATION = [
     ("assistant", "Which city did you move to last spring?"),
