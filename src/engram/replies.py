@@ -60,6 +60,7 @@ def threads_to_look_up(drafts: Sequence[MemoryDraft]) -> dict[str, datetime | No
     return {thread: d.valid_from for thread, d in first.items() if d.source.reply_to is None}
 
 
-def _answers(mine: Source, theirs: Source, asked: Any) -> bool:
-    return (mine.reply_to is None and theirs.actor != mine.actor and isinstance(asked, str)
-            and ("?" in asked or "？" in asked))
+def _answers(mine: Source, theirs: Source, said: Any) -> bool:
+    """Whether a turn from ``mine`` answers the turn before it, ``said`` by ``theirs``."""
+    return (mine.reply_to is None and theirs.actor != mine.actor and isinstance(said, str)
+            and ("?" in said or "？" in said))

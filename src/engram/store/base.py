@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, get_args
 
 import numpy as np
 
@@ -120,7 +120,7 @@ class AuditQuery:
 
 
 OrderBy = Literal["created_at", "updated_at", "valid_from", "importance"]
-ORDERS: tuple[str, ...] = ("created_at", "updated_at", "valid_from", "importance")
+ORDERS: tuple[str, ...] = get_args(OrderBy)
 
 
 class Store(Protocol):
