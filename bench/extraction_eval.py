@@ -252,7 +252,8 @@ class Coverage:
             setattr(self, name, getattr(self, name) + getattr(other, name))
 
     def as_dict(self) -> dict[str, float]:
-        share = (lambda n: n / self.facts if self.facts else 0.0)
+        def share(n):
+            return (n / self.facts if self.facts else 0.0)
         return {
             **asdict(self),
             "turn_coverage_raw": share(self.turn_raw),

@@ -42,10 +42,10 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 os.environ.setdefault("ENGRAM_CACHE_DIR", tempfile.gettempdir())
 
-from engram import Memory, Scope, USEEmbedder  # noqa: E402
-from engram.clock import FakeClock  # noqa: E402
-from engram.store.base import RecordFilter  # noqa: E402
-from engram.writes import MemoryDraft  # noqa: E402
+from engram import Memory, Scope, USEEmbedder
+from engram.clock import FakeClock
+from engram.store.base import RecordFilter
+from engram.writes import MemoryDraft
 
 console = Console(stderr=True)
 USERS = 100
@@ -128,7 +128,7 @@ def embed_all(model: USEEmbedder, texts: list[str], cache: Path | None,
 
 def percentiles(samples: list[float]) -> dict[str, float]:
     ordered = sorted(samples)
-    pick = lambda q: ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]  # noqa: E731
+    pick = lambda q: ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]  # noqa: E731
     return {"p50_ms": round(pick(0.50) * 1000, 2), "p95_ms": round(pick(0.95) * 1000, 2),
             "mean_ms": round(statistics.fmean(ordered) * 1000, 2)}
 
@@ -215,8 +215,9 @@ def pg_server(admin_url: str | None) -> tuple[str, object | None]:
 
 def pg_schema(admin_url: str, **options: str) -> str:
     """A non-superuser role owning a fresh schema (so RLS binds it); returns its URL."""
-    import psycopg
     from urllib.parse import urlencode, urlsplit, urlunsplit
+
+    import psycopg
 
     suffix = uuid.uuid4().hex[:6]
     role, schema = f"engram_bench_{suffix}", f"bench_{suffix}"

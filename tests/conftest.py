@@ -10,8 +10,8 @@ import pytest
 
 os.environ.setdefault("ENGRAM_CACHE_DIR", tempfile.gettempdir())
 
-from engram import FakeClock, FakeHashEmbedder, Memory, Scope, USEEmbedder  # noqa: E402
-from engram.store.sqlite import SQLiteStore  # noqa: E402
+from engram import FakeClock, FakeHashEmbedder, Memory, Scope, USEEmbedder
+from engram.store.sqlite import SQLiteStore
 
 _USE = None
 

@@ -3,12 +3,12 @@ server), the boundary checks, and reindexing when the model changes."""
 
 import numpy as np
 import pytest
-from stub_openai import StubOpenAI, StubReply, error_reply
 
 from engram import ConfigError, EmbeddingError, FakeHashEmbedder, Memory
 from engram.embed.base import checked_rows
 from engram.embed.openai import OpenAIEmbedder
 from engram.store.sqlite import SQLiteStore
+from stub_openai import StubOpenAI, StubReply, error_reply
 
 
 def embeddings_reply(rows):

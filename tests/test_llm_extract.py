@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
-from stub_openai import StubOpenAI, chat_reply
 
 from engram.errors import LLMResponseError
 from engram.llm import OpenAICompatibleLLM, ScriptedLLM, TokenUsage
 from engram.model import Kind, Message
 from engram.pipeline.llm_extract import LLMExtractor
 from engram.pipeline.prompts import EXTRACTION_SCHEMA, dominant_language
+from stub_openai import StubOpenAI, chat_reply
 
 ENGLISH = [
     Message("user", "Hi, I'm Dana and I run the Berlin office.", id="u-1"),
@@ -88,7 +88,7 @@ def test_chinese_conversation_uses_the_chinese_prompt_and_keeps_chinese_content(
 
 
 def test_message_time_and_speaker_name_are_shown():
-    at = datetime(2025, 3, 14, 9, 30, tzinfo=timezone.utc)
+    at = datetime(2025, 3, 14, 9, 30, tzinfo=UTC)
     llm = ScriptedLLM([answer()])
     LLMExtractor(llm).extract([Message("user", "Ship it tomorrow.", id="x", name="Dana", at=at)])
     assert "[m1] user (Dana) 2025-03-14T09:30+00:00: Ship it tomorrow." in llm.calls[0].messages[1].content

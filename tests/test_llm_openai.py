@@ -6,12 +6,12 @@ import socket
 import urllib.error
 
 import pytest
-from stub_openai import StubOpenAI, StubReply, chat_reply, error_reply
 
 from engram.errors import ConfigError, LLMError, LLMRateLimitError, LLMResponseError, LLMTimeoutError
 from engram.llm import HTTPStatusError, OpenAICompatibleLLM, TokenUsage, post_json
 from engram.llm.http import parse_retry_after
 from engram.model import Message
+from stub_openai import StubOpenAI, StubReply, chat_reply, error_reply
 
 SCHEMA = {"title": "answer", "type": "object", "properties": {"x": {"type": "integer"}},
           "required": ["x"], "additionalProperties": False}

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -68,7 +68,7 @@ def _fake_chat_model(*answers: Any):
     from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 
     class RecordingChatModel(GenericFakeChatModel):
-        seen: list = []
+        seen: ClassVar[list] = []
 
         def _generate(self, messages, stop=None, run_manager=None, **kwargs):
             self.seen.append(messages)

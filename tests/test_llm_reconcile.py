@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
@@ -14,7 +14,7 @@ from engram.pipeline.candidate import Candidate
 from engram.pipeline.llm_reconcile import LLMReconciler, Proposal
 from engram.pipeline.prompts import RECONCILE_SCHEMA
 
-WHEN = datetime(2025, 1, 2, tzinfo=timezone.utc)
+WHEN = datetime(2025, 1, 2, tzinfo=UTC)
 SCOPE = Scope.for_user("acme", "dana")
 
 

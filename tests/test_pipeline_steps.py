@@ -1,5 +1,7 @@
 """Each pipeline step alone: gate, PII policy, rule-based reconciliation."""
 
+from datetime import UTC
+
 import pytest
 
 from engram import ConfigError, InvalidValueError, Kind, Scope
@@ -72,9 +74,9 @@ def test_encrypt_without_a_key_is_a_config_error(monkeypatch):
 
 
 def record(content, kind=Kind.FACT, category=None, rid="r1") -> MemoryRecord:
-    from datetime import datetime, timezone
+    from datetime import datetime
 
-    now = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    now = datetime(2026, 1, 1, tzinfo=UTC)
     return MemoryRecord(rid, Scope("acme", ("u",)), kind, content, 0.5, 0.9, now, now, now, category=category)
 
 

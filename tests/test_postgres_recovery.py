@@ -71,7 +71,7 @@ def test_a_write_cut_mid_transaction_is_typed_and_leaves_nothing(server, memory)
         try:
             memory.remember_many([f"batch item {i}" for i in range(50)], ALICE)
             outcome["error"] = None
-        except BaseException as exc:  # noqa: BLE001 - handed to the main thread
+        except BaseException as exc:
             outcome["error"] = exc
 
     writer = threading.Thread(target=write)

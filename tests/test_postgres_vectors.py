@@ -4,6 +4,8 @@ filtering by scope never loses results; plus how the backend is selected."""
 
 from __future__ import annotations
 
+from datetime import UTC
+
 import numpy as np
 import pytest
 
@@ -75,12 +77,12 @@ def _vectors(count: int, dim: int, seed: int, center: np.ndarray | None = None) 
 
 
 def _load(store: PostgresStore, tenant: str, scope: Scope, vectors: np.ndarray, model: str) -> list[str]:
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     from engram import Operation
     from engram.writes import MemoryDraft, batch_of, build_record, change
 
-    now = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    now = datetime(2026, 1, 1, tzinfo=UTC)
     changes = []
     for i, vector in enumerate(vectors):
         record = build_record(MemoryDraft(f"item {i}"), scope, now, 8000, model)

@@ -1,5 +1,6 @@
 """Property-based invariants: scope isolation and version history."""
 
+import itertools
 import tempfile
 from pathlib import Path
 
@@ -71,7 +72,7 @@ def test_history_is_contiguous_and_matches_audit(edits):
         assert history[0].operation is Operation.CREATE
         audit_versions = [e.version for e in memory.audit(scope, record_id=record.id)]
         assert audit_versions == [v.version for v in history]
-        for older, newer in zip(history, history[1:]):
+        for older, newer in itertools.pairwise(history):
             assert newer.at >= older.at
     finally:
         memory.close()

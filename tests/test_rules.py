@@ -41,7 +41,7 @@ import pytest
 from engram.model import Kind, Message
 from engram.pipeline.candidate import Candidate
 from engram.pipeline.rules import RuleExtractor, extract_text
-from engram.pipeline.rules_common import is_chinese, split_sentences
+from engram.pipeline.rules.common import is_chinese, split_sentences
 
 ROOT = Path(__file__).resolve().parents[1]
 LABELLED = ROOT / "tests" / "data" / "extraction_labelled.jsonl"

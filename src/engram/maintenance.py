@@ -71,7 +71,9 @@ def _repeats(kept: MemoryRecord, record: MemoryRecord, vectors: dict[str, np.nda
     return same_words or float(vectors[kept.id] @ vectors[record.id]) >= DUPLICATE_SIMILARITY
 
 
-def duplicates_in(records: list[MemoryRecord], vectors: dict[str, np.ndarray]) -> list[tuple[MemoryRecord, MemoryRecord]]:
+def duplicates_in(
+    records: list[MemoryRecord], vectors: dict[str, np.ndarray]
+) -> list[tuple[MemoryRecord, MemoryRecord]]:
     """(duplicate, kept) pairs: each record is folded into the best earlier one it repeats."""
     kept: list[MemoryRecord] = []
     pairs = []

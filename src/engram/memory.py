@@ -9,9 +9,11 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import IO, Any
 
+from . import jsonl, maintenance
 from .clock import Clock, SystemClock
 from .config import Settings
 from .embed import Embedder, make_embedder
+from .embed.reindex import reindex_store
 from .errors import ConflictError, InvalidValueError, NotFoundError, PermissionDeniedError
 from .filters import record_filter
 from .llm.base import LLM
@@ -20,9 +22,9 @@ from .model import (
     AuditEvent,
     Job,
     JobStatus,
-    Message,
     Kind,
     MemoryRecord,
+    Message,
     Operation,
     Page,
     Scope,
@@ -38,14 +40,12 @@ from .model import (
 from .pipeline import jobs
 from .pipeline.messages import normalize_messages
 from .pipeline.run import AddResult, AddRun, Pipeline
+from .replies import link_replies, threads_to_look_up
 from .search import tokenize
 from .search.context import ContextBlock, build_context
 from .search.retrieve import retrieve
 from .store import Store, open_store
-from . import jsonl, maintenance
-from .embed.reindex import reindex_store
 from .store.base import AuditDraft, AuditQuery, RecordFilter, TimeRange, Touch, WriteBatch
-from .replies import link_replies, threads_to_look_up
 from .writes import MemoryDraft, batch_of, build_record, change, retire, revise
 
 DEFAULT_ACTOR = "app"

@@ -6,7 +6,7 @@ import math
 import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from enum import StrEnum
 from types import MappingProxyType
 from typing import Any
@@ -150,7 +150,7 @@ class Source:
 def utc(moment: datetime) -> datetime:
     if moment.tzinfo is None:
         raise InvalidValueError(f"datetime {moment.isoformat()} has no timezone; pass an aware datetime")
-    return moment.astimezone(timezone.utc)
+    return moment.astimezone(UTC)
 
 
 def freeze_mapping(data: Mapping[str, Any] | None) -> Mapping[str, Any]:

@@ -14,10 +14,10 @@ import pytest
 
 os.environ.setdefault("ENGRAM_CACHE_DIR", tempfile.gettempdir())
 
-from engram import FakeClock, FakeHashEmbedder, Memory, Scope  # noqa: E402
-from engram.store import open_store  # noqa: E402
+from engram import FakeClock, FakeHashEmbedder, Memory, Scope
+from engram.store import open_store
 
-from . import pgtools  # noqa: E402
+from . import pgtools
 
 BACKENDS = ("sqlite", "postgres")
 

@@ -3,7 +3,7 @@
 Each case names the exact exception class; a backend that answered with another
 class (or a driver error) would fail here, so the backends cannot drift apart."""
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -17,7 +17,7 @@ from engram import (
     Source,
 )
 
-NOW = datetime(2026, 1, 1, tzinfo=timezone.utc)
+NOW = datetime(2026, 1, 1, tzinfo=UTC)
 NAIVE = datetime(2026, 1, 1)
 
 WRITES = {

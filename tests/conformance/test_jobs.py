@@ -5,8 +5,7 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
 from engram import Scope
-from engram.model import JobStatus
-from engram.model import Job, freeze_mapping
+from engram.model import Job, JobStatus, freeze_mapping
 from engram.store.base import WriteBatch
 
 

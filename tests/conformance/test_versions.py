@@ -2,7 +2,7 @@
 never loses one, not even between processes."""
 
 import multiprocessing
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -26,7 +26,7 @@ def test_updates_append_versions_with_snapshots(memory, alice, clock):
 
 
 def test_records_round_trip_exactly(memory, alice):
-    moment = datetime(2025, 3, 4, 5, 6, 7, 891011, tzinfo=timezone.utc)
+    moment = datetime(2025, 3, 4, 5, 6, 7, 891011, tzinfo=UTC)
     record = memory.remember(
         "a fully specified memory", alice, kind="rule", importance=0.123456789, confidence=0.5, category="ops",
         tags=["a", "b", "中文"], metadata={"nested": {"deep": [1, 2.5, "x", True, None]}, "big": 2**62,

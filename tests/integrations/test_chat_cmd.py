@@ -10,13 +10,13 @@ import pytest
 
 pytest.importorskip("langgraph.checkpoint.sqlite")
 
-import typer  # noqa: E402
-from typer.testing import CliRunner  # noqa: E402
+import typer
+from typer.testing import CliRunner
 
-from engram.cli.chat_cmd import chat_loop, register  # noqa: E402
+from engram.cli.chat_cmd import chat_loop, register
 
 sys.path.insert(0, str(Path(__file__).parent.parent))
-from stub_openai import StubOpenAI, chat_reply  # noqa: E402
+from stub_openai import StubOpenAI, chat_reply
 
 
 def app() -> typer.Typer:

@@ -9,12 +9,12 @@ import pytest
 
 pytest.importorskip("deepagents")
 
-from deepagents import create_deep_agent  # noqa: E402
-from langchain_core.messages import AIMessage, ToolMessage  # noqa: E402
-from langgraph.checkpoint.memory import InMemorySaver  # noqa: E402
-from scripted import ScriptedChatModel, call, tools  # noqa: E402
+from deepagents import create_deep_agent
+from langchain_core.messages import AIMessage, ToolMessage
+from langgraph.checkpoint.memory import InMemorySaver
+from scripted import ScriptedChatModel, call, tools
 
-from engram.integrations.deepagents import (  # noqa: E402
+from engram.integrations.deepagents import (
     EngramMemoryMiddleware,
     memory_backend,
     memory_routes,

@@ -9,10 +9,10 @@ import pytest
 
 pytest.importorskip("deepagents")
 
-from deepagents.backends import CompositeBackend, StateBackend  # noqa: E402
+from deepagents.backends import CompositeBackend, StateBackend
 
-from engram import PermissionDeniedError, Scope  # noqa: E402
-from engram.integrations.deepagents import (  # noqa: E402
+from engram import PermissionDeniedError, Scope
+from engram.integrations.deepagents import (
     EngramBackend,
     SkillFormatError,
     agent_files,

@@ -11,11 +11,11 @@ import pytest
 
 pytest.importorskip("langgraph.store.base")
 
-from langgraph.store.base import GetOp, InvalidNamespaceError, ListNamespacesOp, PutOp, SearchOp  # noqa: E402
-from langgraph.store.memory import InMemoryStore  # noqa: E402
+from langgraph.store.base import GetOp, InvalidNamespaceError, ListNamespacesOp, PutOp, SearchOp
+from langgraph.store.memory import InMemoryStore
 
-from engram import ConflictError, InvalidScopeError, Scope  # noqa: E402
-from engram.integrations.langgraph import EngramStore  # noqa: E402
+from engram import ConflictError, InvalidScopeError, Scope
+from engram.integrations.langgraph import EngramStore
 
 DOCS = [
     (("docs", "a"), "k1", {"text": "green tea and jasmine", "score": 3, "tag": "x", "nested": {"lang": "en"}}),
@@ -132,7 +132,7 @@ def test_range_filter_on_a_missing_key_matches_nothing(both):
 
 def test_limit_offset_paging_matches_in_memory_store(both):
     store, reference = both
-    for offset in range(0, 6):
+    for offset in range(6):
         for limit in (1, 2, 3, 10):
             assert keys(store.search((), limit=limit, offset=offset)) == keys(
                 reference.search((), limit=limit, offset=offset)

@@ -8,13 +8,13 @@ import pytest
 
 pytest.importorskip("langgraph.checkpoint.sqlite")
 
-from langchain_core.messages import AIMessage  # noqa: E402
-from langgraph.checkpoint.memory import InMemorySaver  # noqa: E402
-from scripted import ScriptedChatModel  # noqa: E402
+from langchain_core.messages import AIMessage
+from langgraph.checkpoint.memory import InMemorySaver
+from scripted import ScriptedChatModel
 
-from engram import FakeHashEmbedder, InvalidValueError, Memory, Scope  # noqa: E402
-from engram.integrations.langgraph import build_memory_graph, default_checkpointer  # noqa: E402
-from engram.integrations.langgraph.checkpoint import checkpoint_target, close_checkpointer  # noqa: E402
+from engram import FakeHashEmbedder, InvalidValueError, Memory, Scope
+from engram.integrations.langgraph import build_memory_graph, default_checkpointer
+from engram.integrations.langgraph.checkpoint import checkpoint_target, close_checkpointer
 
 
 def _add_is_available() -> str | None:

@@ -296,7 +296,7 @@ def test_search_filters_and_each_hit_carries_score_and_signals(client):
     hits = search()
     assert len(hits) == 3
     assert set(hits[0]["signals"]) == {"lexical", "vector", "relevance", "recency", "importance", "validity"}
-    assert all(0 < h["score"] for h in hits) and hits == sorted(hits, key=lambda h: -h["score"])
+    assert all(h["score"] > 0 for h in hits) and hits == sorted(hits, key=lambda h: -h["score"])
 
     def contents(hits):
         return {h["record"]["content"] for h in hits}

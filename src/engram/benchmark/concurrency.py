@@ -84,7 +84,7 @@ def _writer(index: int, config: ConcurrencyConfig, path: str, out: str, barrier)
         start = time.perf_counter()
         try:
             records = memory.remember_many(batch, Scope.for_user(TENANT, user))
-        except Exception as exc:  # noqa: BLE001 - counted and reported, that is the test
+        except Exception as exc:
             if _is_lock_error(exc):
                 lock_errors += 1
             else:
@@ -118,7 +118,7 @@ def _reader(index: int, config: ConcurrencyConfig, path: str, out: str, barrier)
                 seen += len(memory.search(rnd.choice(questions), scope, k=10))
             else:
                 seen += len(memory.list(scope, limit=20).items)
-        except Exception as exc:  # noqa: BLE001 - counted and reported, that is the test
+        except Exception as exc:
             if _is_lock_error(exc):
                 lock_errors += 1
             else:

@@ -14,14 +14,13 @@ import shutil
 import tempfile
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
-from multiprocessing.connection import Connection
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
 from . import corpus
-from .stats import blas_threads, latency_summary, machine, percentile
 from .embedders import SYNTHETIC
+from .stats import blas_threads, latency_summary, machine, percentile
 from .systems import ALL_SYSTEMS, ENGRAM
 from .worker import serve
 
@@ -163,7 +162,7 @@ def run_speed(config: SpeedConfig, progress: Progress | None = None) -> dict[str
     for size in config.sizes:
         config.users(size)
     root = Path(config.workdir) if config.workdir else Path(tempfile.mkdtemp(prefix="engram-bench-"))
-    started = datetime.now(timezone.utc)
+    started = datetime.now(UTC)
     start_machine = {"load_average": machine()["load_average"]}
     runs = []
     try:
@@ -176,7 +175,7 @@ def run_speed(config: SpeedConfig, progress: Progress | None = None) -> dict[str
         "benchmark": "engram-speed",
         "format": 1,
         "started_at": started.isoformat(timespec="seconds"),
-        "seconds": round((datetime.now(timezone.utc) - started).total_seconds(), 1),
+        "seconds": round((datetime.now(UTC) - started).total_seconds(), 1),
         "machine": machine(),  # load_average at the end; the start's is in machine_at_start
         "machine_at_start": start_machine,
         "config": asdict(config),

@@ -52,7 +52,6 @@ class EngramSystem:
     def __init__(self, workdir: Path, embedder: Embedder) -> None:
         from ..config import Settings
         from ..memory import Memory
-
         from ..search.tokenize import index_text
 
         path = str(workdir / "engram.db")

@@ -31,7 +31,7 @@ def serve(conn: Connection, name: str, workdir: str, embedder_name: str, threads
     except PeerUnavailable as exc:
         conn.send(("unavailable", str(exc)))
         return
-    except Exception:  # noqa: BLE001 - reported to the parent, which decides
+    except Exception:
         conn.send(("error", traceback.format_exc()))
         return
     conn.send(("ready", {"rss_baseline": baseline, "binding": getattr(system, "binding", None)}))
@@ -39,7 +39,7 @@ def serve(conn: Connection, name: str, workdir: str, embedder_name: str, threads
         request = conn.recv()
         try:
             reply = _handle(system, Path(workdir), request)
-        except Exception:  # noqa: BLE001 - a failing peer must not take the run down
+        except Exception:
             reply = ("error", traceback.format_exc())
         conn.send(reply)
         if request[0] == "close":

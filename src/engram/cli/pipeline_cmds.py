@@ -11,7 +11,16 @@ from rich.table import Table
 
 from ..pipeline.messages import normalize_messages
 from .common import (
-    AgentOption, DbOption, JsonOption, NsOption, TenantOption, console, opened, print_json, run, scope_from,
+    AgentOption,
+    DbOption,
+    JsonOption,
+    NsOption,
+    TenantOption,
+    console,
+    opened,
+    print_json,
+    run,
+    scope_from,
 )
 
 UserOpt = Annotated[str | None, typer.Option("--user", "-u", help="User id (scope users/<id>)")]

@@ -6,7 +6,7 @@ from .base import Embedder, checked_rows
 from .fake import FakeHashEmbedder
 from .local import E5Embedder, USEEmbedder
 
-__all__ = ["Embedder", "E5Embedder", "FakeHashEmbedder", "USEEmbedder", "checked_rows", "make_embedder"]
+__all__ = ["E5Embedder", "Embedder", "FakeHashEmbedder", "USEEmbedder", "checked_rows", "make_embedder"]
 
 
 def make_embedder(name: str) -> Embedder:

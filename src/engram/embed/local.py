@@ -10,7 +10,6 @@ import numpy as np
 from ..errors import EmbeddingError
 from .base import Role, checked_rows
 
-
 SMALL_BATCH = 32
 
 

@@ -120,7 +120,7 @@ def _need(record: Any, key: str, kind: type | tuple[type, ...], file: Path, wher
     if key not in record:
         raise _bad(file, where, f"missing field {key!r}")
     value = record[key]
-    if not isinstance(value, kind) or isinstance(value, bool) and kind is not bool:
+    if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
         names = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
         raise _bad(file, where, f"field {key!r} should be {names}, got {type(value).__name__}")
     return value

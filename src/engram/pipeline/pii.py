@@ -27,7 +27,10 @@ PATTERNS: dict[str, re.Pattern[str]] = {
     "card": re.compile(r"(?<!\d)(?:\d[ -]?){13,19}(?!\d)"),
     "phone": re.compile(r"(?<![\d+])(?:\+?\d{1,3}[ -]?)?(?:1[3-9]\d{9}|\(?\d{2,4}\)?[ -]?\d{3,4}[ -]?\d{4})(?!\d)"),
     "iban": re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){3,7}\b"),
-    "secret": re.compile(r"\b(?:sk|pk|ghp|xox[bp])[-_][A-Za-z0-9_-]{16,}\b|(?i:password|passcode|pin code|密码|口令)\s*(?i:is|:|：|是|为|=)\s*\S+"),
+    "secret": re.compile(
+        r"\b(?:sk|pk|ghp|xox[bp])[-_][A-Za-z0-9_-]{16,}\b"
+        r"|(?i:password|passcode|pin code|密码|口令)\s*(?i:is|:|：|是|为|=)\s*\S+"
+    ),
 }
 SECRET_KINDS = frozenset({"card", "iban", "secret", "cn_id"})
 

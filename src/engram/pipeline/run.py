@@ -21,8 +21,8 @@ from ..writes import MemoryDraft, batch_of, build_record, change, new_id, retire
 from .candidate import Candidate
 from .gate import GatePolicy, gate
 from .pii import PIIPolicy, apply_pii_policy
-from .trigger import TriggerPolicy, should_extract
 from .reconcile import Decision, EventName, ReconcilePolicy, Similar, decide_by_rules, decide_with_llm, normalized
+from .trigger import TriggerPolicy, should_extract
 
 if TYPE_CHECKING:
     from ..memory import Memory

@@ -22,8 +22,9 @@ from dataclasses import dataclass
 
 from ..errors import InvalidValueError
 from ..model import Message
-from . import rules_en, rules_zh
-from .rules_common import is_chinese, is_small_talk, split_sentences, weighted_length
+from .rules import en as rules_en
+from .rules import zh as rules_zh
+from .rules.common import is_chinese, is_small_talk, split_sentences, weighted_length
 
 DEFAULT_INTENTS_ZH: tuple[str, ...] = (
     "记住", "记一下", "记得", "以后", "今后", "从现在开始", "从今以后", "不要再", "别再", "提醒我", "别忘了", "请注意",

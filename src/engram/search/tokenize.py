@@ -31,7 +31,8 @@ ENGLISH_STOPWORDS = frozenset(
     same s t don doesn didn isn wasn aren weren won ll ve re d m""".split()
 )
 CHINESE_STOPWORDS = frozenset(
-    "的 了 是 在 和 与 及 或 就 都 而 也 还 又 着 过 吗 呢 吧 啊 呀 嘛 哦 么 之 其 这 那 这个 那个 一个 有 我 你 他 她 它 我们 你们 他们 什么 怎么 哪 哪里 为什么 吗".split()
+    "的 了 是 在 和 与 及 或 就 都 而 也 还 又 着 过 吗 呢 吧 啊 呀 嘛 哦 么 之 其 这 那 这个 那个 一个 有 "
+    "我 你 他 她 它 我们 你们 他们 什么 怎么 哪 哪里 为什么".split()
 )
 
 _state = threading.local()

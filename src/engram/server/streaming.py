@@ -81,7 +81,7 @@ def stream_export(export: Callable[[IO[str]], Any]) -> Iterator[bytes]:
             export(pipe)
         except ExportCancelled:
             return
-        except Exception as exc:  # noqa: BLE001 (the HTTP edge: the reader re-raises it)
+        except Exception as exc:
             error = exc
         pipe.finish(error)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from ..errors import InvalidValueError
@@ -19,8 +19,8 @@ from ..model import (
     Source,
     Status,
     Version,
-    freeze_mapping,
     check_unit_interval,
+    freeze_mapping,
     parse_enum,
 )
 
@@ -61,7 +61,7 @@ def to_epoch(moment: datetime | None) -> float | None:
 
 
 def from_epoch(value: float | None) -> datetime | None:
-    return None if value is None else datetime.fromtimestamp(value, tz=timezone.utc)
+    return None if value is None else datetime.fromtimestamp(value, tz=UTC)
 
 
 def _iso(moment: datetime | None) -> str | None:
@@ -77,7 +77,7 @@ def _from_iso(value: str | None, what: str) -> datetime | None:
         raise InvalidValueError(f"{what} is not an ISO-8601 datetime: {value!r}") from None
     if moment.tzinfo is None:
         raise InvalidValueError(f"{what} has no timezone: {value!r}")
-    return moment.astimezone(timezone.utc)
+    return moment.astimezone(UTC)
 
 
 def record_to_data(record: MemoryRecord) -> dict[str, Any]:

@@ -35,14 +35,23 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 
 from ..errors import ConflictError, ConnectionLostError, EngramError, InvalidValueError, StorageError
 from ..model import AuditEvent, Job, JobStatus, MemoryRecord, Stats, Version, check_label
+from . import postgres_jobs as jobs
 from . import postgres_rows as rows
 from .base import AuditQuery, OrderBy, RecordFilter, ScoredId, WriteBatch
 from .codec import namespace_from_key, namespace_range
-from . import postgres_jobs as jobs
 from .postgres_migrations import ALL_TENANTS, TENANT_SETTING, migrate
 from .postgres_writes import apply_batch
-from .sql import POSTGRES, check_storable, filter_clause, order_clause, pg_bm25, pg_create_vector_index, pg_nearest
-from .sql import audit_conditions, pg_vector_index_name
+from .sql import (
+    POSTGRES,
+    audit_conditions,
+    check_storable,
+    filter_clause,
+    order_clause,
+    pg_bm25,
+    pg_create_vector_index,
+    pg_nearest,
+    pg_vector_index_name,
+)
 
 T = TypeVar("T")
 log = logging.getLogger("engram.postgres")
@@ -230,7 +239,7 @@ class PostgresStore:
 
     def _ensure_vector_index(self, model: str, dim: int) -> None:
         """The first write of a model creates its partial HNSW index (if this role may)."""
-        if not self.hnsw or dim > _HNSW_MAX_DIM or (model, dim) in self._indexes and self._indexes[(model, dim)][0]:
+        if not self.hnsw or dim > _HNSW_MAX_DIM or ((model, dim) in self._indexes and self._indexes[(model, dim)][0]):
             return
         if self._has_index(model, dim):
             return
@@ -386,7 +395,7 @@ class PostgresStore:
         where, params = ("WHERE tenant_id = %s", [tenant]) if tenant else ("", [])
 
         def pairs(sql: str) -> dict[str, int]:
-            return {key: count for key, count in conn.execute(sql, params).fetchall()}
+            return dict(conn.execute(sql, params).fetchall())
 
         by_status = pairs(f"SELECT status, count(*) FROM {s}.memories {where} GROUP BY status")
         by_kind = pairs(f"SELECT kind, count(*) FROM {s}.memories {where} GROUP BY kind")

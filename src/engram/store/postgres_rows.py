@@ -8,14 +8,24 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any
 
 from psycopg.types.json import Jsonb
 
 from ..model import (
-    AuditEvent, Job, JobStatus, Kind, MemoryRecord, Operation, Scope, Sensitivity, Source, Status, Version,
+    AuditEvent,
+    Job,
+    JobStatus,
+    Kind,
+    MemoryRecord,
+    Operation,
+    Scope,
+    Sensitivity,
+    Source,
+    Status,
+    Version,
     freeze_mapping,
 )
 from .base import AuditDraft, RecordWrite
@@ -98,7 +108,7 @@ def audit_params(tenant: str, draft: AuditDraft) -> tuple:
 
 
 def _utc(moment: datetime | None) -> datetime | None:
-    return None if moment is None else moment.astimezone(timezone.utc)
+    return None if moment is None else moment.astimezone(UTC)
 
 
 @lru_cache(maxsize=4096)

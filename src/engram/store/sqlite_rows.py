@@ -8,7 +8,16 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 from ..model import (
-    AuditEvent, Kind, MemoryRecord, Operation, Scope, Sensitivity, Source, Status, Version, freeze_mapping,
+    AuditEvent,
+    Kind,
+    MemoryRecord,
+    Operation,
+    Scope,
+    Sensitivity,
+    Source,
+    Status,
+    Version,
+    freeze_mapping,
 )
 from .base import AuditDraft, RecordWrite, Touch
 from .codec import (

@@ -131,7 +131,7 @@ class EngramStore(BaseStore):
         value: Mapping[str, Any],
         index: Literal[False] | list[str] | None = None,
         *,
-        ttl: float | None | NotProvided = NOT_PROVIDED,
+        ttl: float | NotProvided | None = NOT_PROVIDED,
         expected_version: int | None = None,
     ) -> None:
         """Store or replace an item. ``expected_version`` (from ``get(...).version``;
@@ -182,7 +182,7 @@ class EngramStore(BaseStore):
         value: Mapping[str, Any],
         index: Literal[False] | list[str] | None = None,
         *,
-        ttl: float | None | NotProvided = NOT_PROVIDED,
+        ttl: float | NotProvided | None = NOT_PROVIDED,
         expected_version: int | None = None,
     ) -> None:
         await asyncio.to_thread(self.put, namespace, key, value, index, ttl=ttl, expected_version=expected_version)
@@ -358,7 +358,7 @@ class EngramStore(BaseStore):
             return refresh_ttl
         return (self.ttl_config or {}).get("refresh_on_read", True)
 
-    def _ttl(self, ttl: float | None | NotProvided) -> float | None:
+    def _ttl(self, ttl: float | NotProvided | None) -> float | None:
         if isinstance(ttl, NotProvided):
             return (self.ttl_config or {}).get("default_ttl")
         return ttl
@@ -446,16 +446,16 @@ def _value(record: MemoryRecord) -> dict[str, Any]:
     return copy.deepcopy(dict(record.metadata["langgraph"]["value"]))
 
 
-def _item(record: MemoryRecord, *, score: float | None | Literal[False] = False) -> Any:
+def _item(record: MemoryRecord, *, score: float | Literal[False] | None = False) -> Any:
     meta = record.metadata["langgraph"]
-    fields = dict(
-        namespace=record.scope.namespace,
-        key=meta["key"],
-        value=_value(record),
-        created_at=record.created_at,
-        updated_at=max(datetime.fromisoformat(meta["updated_at"]), record.created_at),
-        version=record.version,
-    )
+    fields = {
+        "namespace": record.scope.namespace,
+        "key": meta["key"],
+        "value": _value(record),
+        "created_at": record.created_at,
+        "updated_at": max(datetime.fromisoformat(meta["updated_at"]), record.created_at),
+        "version": record.version,
+    }
     if score is False:
         return EngramItem(**fields)
     return EngramSearchItem(score=score, **fields)

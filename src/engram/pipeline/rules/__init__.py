@@ -32,10 +32,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from types import MappingProxyType
 
-from ..model import Kind, Message
-from . import rules_en, rules_zh
-from .candidate import Candidate
-from .rules_common import Finding, group_of, is_chinese, split_sentences
+from ...model import Kind, Message
+from ..candidate import Candidate
+from . import en as rules_en
+from . import zh as rules_zh
+from .common import Finding, group_of, is_chinese, split_sentences
 
 EXTRACTOR_NAME = "rules"
 HEDGE_PENALTY = 0.25

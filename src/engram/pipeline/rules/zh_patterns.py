@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import re
 
-from ..model import Kind
-from .rules_common import (
+from ...model import Kind
+from .common import (
     ABSTAIN,
     AGE,
     ALLERGY,
@@ -25,7 +25,7 @@ from .rules_common import (
     business_slot,
     taste_slot,
 )
-from .rules_zh_base import (
+from .zh_base import (
     CC,
     END,
     TIME,

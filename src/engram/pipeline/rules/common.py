@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from ..model import Kind
+from ...model import Kind
 
 
 @dataclass(frozen=True, slots=True)

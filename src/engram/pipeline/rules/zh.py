@@ -16,11 +16,11 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from ..model import Kind
-from .rules_common import SETTLED_GROUPS, Finding, SentenceView, group_of, is_small_talk
-from .rules_zh_base import Pattern, carry_subject, finding, settle, third_person
-from .rules_zh_changes import CHANGES
-from .rules_zh_patterns import ACTIONS, IDENTITY_AND_TASTE, LIFE_FACTS
+from ...model import Kind
+from .common import SETTLED_GROUPS, Finding, SentenceView, group_of, is_small_talk
+from .zh_base import Pattern, carry_subject, finding, settle, third_person
+from .zh_changes import CHANGES
+from .zh_patterns import ACTIONS, IDENTITY_AND_TASTE, LIFE_FACTS
 
 PATTERNS: tuple[Pattern, ...] = IDENTITY_AND_TASTE + LIFE_FACTS + CHANGES + ACTIONS
 

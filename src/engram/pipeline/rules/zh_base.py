@@ -11,8 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from ..model import Kind
-from .rules_common import Finding
+from ...model import Kind
+from .common import Finding
 
 # A clause character (stops at any comma or sentence end) and a sentence character
 # (runs through commas), for patterns that must or may span "，".

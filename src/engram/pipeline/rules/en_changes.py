@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import re
 
-from ..model import Kind
-from .rules_common import ABSTAIN, DIET, EMPLOYER, JOB, NAME, TOOLS, Finding
-from .rules_en_actions import is_business_rule
-from .rules_en_base import (
+from ...model import Kind
+from .common import ABSTAIN, DIET, EMPLOYER, JOB, NAME, TOOLS, Finding
+from .en_actions import is_business_rule
+from .en_base import (
     ADV,
     Pattern,
     conjugate,
@@ -30,7 +30,7 @@ from .rules_en_base import (
     third_person,
     usable,
 )
-from .rules_en_patterns import JOB_WORDS
+from .en_patterns import JOB_WORDS
 
 _ARTICLE = re.compile(r"^(?:a|an|the|my|our)\s", re.IGNORECASE)
 

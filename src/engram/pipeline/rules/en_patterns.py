@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import re
 
-from ..model import Kind
-from .rules_common import (
+from ...model import Kind
+from .common import (
     ABSTAIN,
     AGE,
     ALLERGY,
@@ -26,7 +26,7 @@ from .rules_common import (
     Finding,
     taste_slot,
 )
-from .rules_en_base import (
+from .en_base import (
     ADV,
     ADVERB_WORDS,
     IRREGULAR_PAST,

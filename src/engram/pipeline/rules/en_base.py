@@ -12,8 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from ..model import Kind
-from .rules_common import Finding
+from ...model import Kind
+from .common import Finding
 
 # Straight apostrophes, and "I'm" spelt out, so one pattern serves every spelling.
 _CURLY = re.compile(r"[’‘`´]")

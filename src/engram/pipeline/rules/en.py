@@ -17,10 +17,10 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from ..model import Kind
-from .rules_common import SETTLED_GROUPS, Finding, SentenceView, group_of, is_small_talk
-from .rules_en_actions import ACTIONS, DURABLE
-from .rules_en_base import (
+from ...model import Kind
+from .common import SETTLED_GROUPS, Finding, SentenceView, group_of, is_small_talk
+from .en_actions import ACTIONS, DURABLE
+from .en_base import (
     Pattern,
     clauses,
     finding,
@@ -29,8 +29,8 @@ from .rules_en_base import (
     settle,
     third_person,
 )
-from .rules_en_changes import CHANGES
-from .rules_en_patterns import IDENTITY_AND_TASTE, LIFE_FACTS
+from .en_changes import CHANGES
+from .en_patterns import IDENTITY_AND_TASTE, LIFE_FACTS
 
 PATTERNS: tuple[Pattern, ...] = IDENTITY_AND_TASTE + LIFE_FACTS + CHANGES + ACTIONS
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import re
 
-from ..model import Kind
-from .rules_common import Finding, business_slot
-from .rules_en_base import (
+from ...model import Kind
+from .common import Finding, business_slot
+from .en_base import (
     IRREGULAR_PAST,
     PARTICIPLES,
     Pattern,

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import re
 
-from ..model import Kind
-from .rules_common import ABSTAIN, EMPLOYER, JOB, NAME, TOOLS, Finding
-from .rules_zh_base import END, C, Pattern, finding, pattern, third_person, tidy, who
-from .rules_zh_patterns import BUSINESS_NOUN, JOBS, NAME_PATTERN, business_rule_of
+from ...model import Kind
+from .common import ABSTAIN, EMPLOYER, JOB, NAME, TOOLS, Finding
+from .zh_base import END, C, Pattern, finding, pattern, third_person, tidy, who
+from .zh_patterns import BUSINESS_NOUN, JOBS, NAME_PATTERN, business_rule_of
 
 # When it happened, between "我" and the verb: "我上个月跳槽到了阿里".
 _WHEN = r"(?:上个?月|上周|去年|今年|前几天|前阵子|最近|年初|年底|刚刚|刚|已经|终于|现在|目前)*"
