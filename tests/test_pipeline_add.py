@@ -4,8 +4,6 @@ import functools
 import json
 import threading
 
-import pytest
-
 from engram import Kind, Memory, Operation, PermissionDeniedError, Settings, Status, USEEmbedder
 from engram.llm.fake import ScriptedLLM
 from engram.model import JobStatus
@@ -103,16 +101,19 @@ def test_pii_is_masked_or_refused_before_writing(db_path, clock, alice):
         assert stored.sensitivity.value == "personal"
 
 
-def test_one_refused_write_leaves_the_whole_add_unwritten(db_path, clock, alice):
+def test_a_refused_candidate_is_skipped_and_the_rest_is_written(db_path, clock, alice):
     def refuse_budgets(intent):
         if intent.record is not None and "budget" in intent.record.content:
             raise PermissionDeniedError("needs approval")
 
     with scripted_memory(db_path, clock, answer(("fact", "Team is called Apollo"), ("rule", "Travel budget is 500"))) as m:
         m.policies.append(refuse_budgets)
-        with pytest.raises(PermissionDeniedError):
-            m.add(SAY, alice)
-        assert m.list(alice).items == () and m.audit(alice) == []
+        events = m.add(SAY, alice).events
+        assert [(e.event, e.content) for e in events] == [("ADD", "Team is called Apollo"),
+                                                          ("SKIPPED", "Travel budget is 500")]
+        assert "needs approval" in events[1].reason
+        assert [r.content for r in m.list(alice).items] == ["Team is called Apollo"]
+        assert [e.operation.value for e in m.audit(alice)].count("create") == 1
 
 
 def test_same_fact_twice_concurrently_yields_one_record(db_path, clock, alice):

@@ -115,6 +115,7 @@ class PostgresStore:
         schema = schema or url_options.get("schema", "engram")
         if not _SCHEMA_NAME.match(schema):
             raise InvalidValueError(f"schema {schema!r} must be a lower-case SQL identifier")
+        self.url = url
         self.schema = schema
         self._s = f'"{schema}"'
         self.exact_threshold = int(url_options.get("exact_threshold", exact_threshold))

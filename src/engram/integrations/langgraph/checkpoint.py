@@ -14,13 +14,12 @@ from ...memory import Memory
 
 def checkpoint_target(memory: Memory) -> str:
     """Where threads live: a ``postgresql://`` URL, a SQLite path or ":memory:"."""
-    store = memory.store
-    if getattr(store, "dialect", "") == "postgres":
-        url = getattr(store, "url", None) or getattr(store, "dsn", None) or memory.settings.db
-        if not str(url).startswith(("postgresql://", "postgres://")):
+    if memory.dialect == "postgres":
+        url = memory.location
+        if not url.startswith(("postgresql://", "postgres://")):
             raise ConfigError("engram runs on PostgreSQL but its URL is unknown; pass checkpointer=PostgresSaver(...)")
-        return str(url)
-    path = getattr(store, "path", None) or memory.settings.db
+        return url
+    path = memory.location
     if path == ":memory:":
         return path
     db = Path(path)

@@ -13,7 +13,7 @@ import asyncio
 import copy
 import json
 import threading
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
@@ -37,10 +37,8 @@ from langgraph.store.base import (
 )
 
 from ...errors import ConflictError, InvalidValueError
-from ...filters import record_filter
 from ...memory import Memory
 from ...model import Kind, MemoryRecord, Scope, Status, parse_enum
-from ...store.base import RecordFilter
 from .._slots import Slots, SlotValue
 from ._filters import check_namespace, literal_prefix, matches, namespace_matches, split_filter
 
@@ -287,7 +285,7 @@ class EngramStore(BaseStore):
         if isinstance(op.query, str) and op.query.strip():
             found = self._ranked(op, scope, sql_filter, python_filter)
         else:
-            found = [(record, None) for record in self._listed(op, scope, sql_filter, python_filter, now)]
+            found = [(record, None) for record in self._listed(op, scope, sql_filter, python_filter)]
         out = []
         for record, score in found:
             if op.refresh_ttl:
@@ -313,43 +311,32 @@ class EngramStore(BaseStore):
             k *= 4
 
     def _listed(
-        self, op: SearchOp, scope: Scope, sql_filter: dict[str, Any], python_filter: dict[str, Any], now: datetime
+        self, op: SearchOp, scope: Scope, sql_filter: dict[str, Any], python_filter: dict[str, Any]
     ) -> list[MemoryRecord]:
-        where = record_filter(scope, include_descendants=True, tags=[ITEM_TAG], metadata=sql_filter, valid_at=now)
+        filters = {"include_descendants": True, "tags": [ITEM_TAG], "metadata": sql_filter}
         if not python_filter:
-            return self.memory.store.query(self.tenant, where, limit=op.limit, offset=op.offset)
-        wanted = [r for r in self._scan(where) if matches(_value(r), python_filter)]
+            return list(self.memory.list(scope, offset=op.offset, limit=op.limit, **filters).items)
+        wanted = [r for r in self.memory.scan(scope, **filters) if matches(_value(r), python_filter)]
         return wanted[op.offset : op.offset + op.limit]
-
-    def _scan(self, where: RecordFilter) -> Iterator[MemoryRecord]:
-        offset = 0
-        while True:
-            page = self.memory.store.query(self.tenant, where, limit=_PAGE, offset=offset)
-            yield from page
-            if len(page) < _PAGE:
-                return
-            offset += _PAGE
 
     def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
         conditions = tuple(op.match_conditions or ())
         for condition in conditions:
             check_namespace(condition.path, wildcards=True)
         root = literal_prefix(conditions)
-        now = self.memory.clock.now()
         found = set()
         for namespace in self.memory.namespaces(Scope(self.tenant, root)):
             if not all(namespace_matches(namespace, c) for c in conditions):
                 continue
-            if not self._has_items(namespace, now):
+            if not self._has_items(namespace):
                 continue
             found.add(namespace[: op.max_depth] if op.max_depth is not None else namespace)
         if op.limit <= 0 or op.offset < 0:
             return []
         return sorted(found)[op.offset : op.offset + op.limit]
 
-    def _has_items(self, namespace: tuple[str, ...], now: datetime) -> bool:
-        where = RecordFilter(namespace=namespace, statuses=(Status.ACTIVE,), tags=(ITEM_TAG,), valid_at=now)
-        return bool(self.memory.store.query(self.tenant, where, limit=1))
+    def _has_items(self, namespace: tuple[str, ...]) -> bool:
+        return bool(self.memory.list(Scope(self.tenant, namespace), tags=[ITEM_TAG], limit=1).items)
 
     # -- TTL ---------------------------------------------------------------------------------
 
@@ -381,9 +368,9 @@ class EngramStore(BaseStore):
 
     def sweep_ttl(self) -> int:
         """Forget (soft-delete) every expired item of this tenant; returns how many."""
-        now = self.memory.clock.now()
-        where = RecordFilter(namespace=(), descendants=True, statuses=(Status.ACTIVE,), tags=(ITEM_TAG,))
-        expired = [r for r in self._scan(where) if r.expires_at is not None and r.expires_at <= now]
+        scope = Scope(self.tenant)
+        expired = [r for r in self.memory.scan(scope, include_descendants=True, tags=[ITEM_TAG],
+                                               statuses=[Status.EXPIRED]) if r.expires_at is not None]
         for record in expired:
             try:
                 self.memory.forget(record.id, record.scope, actor=self.actor, reason="ttl expired")
