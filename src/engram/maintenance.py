@@ -19,7 +19,7 @@ import numpy as np
 from .core import Change, WriteCore, retired_by
 from .model import MemoryRecord, Operation, Status
 from .pipeline.reconcile import normalized
-from .store.base import RecordFilter, TimeRange
+from .store.base import RecordFilter, TimeField, TimeRange
 from .writes import retire
 
 DUPLICATE_SIMILARITY = 0.95
@@ -32,7 +32,7 @@ class MaintenanceReport:
     consolidated: int
 
 
-def _due(core: WriteCore, tenant: str, field: str, now: datetime) -> list[MemoryRecord]:
+def _due(core: WriteCore, tenant: str, field: TimeField, now: datetime) -> list[MemoryRecord]:
     where = RecordFilter(descendants=True, statuses=(Status.ACTIVE,), time_ranges=(TimeRange(field, before=now),))
     return core.store.query(tenant, where, limit=10_000)
 
@@ -45,7 +45,8 @@ def expire_due(core: WriteCore, tenant: str, now: datetime) -> int:
 
 
 def _expire_batch(core: WriteCore, tenant: str, now: datetime) -> int:
-    due = {r.id: r for field in ("expires_at", "valid_to") for r in _due(core, tenant, field, now)}
+    fields: tuple[TimeField, ...] = ("expires_at", "valid_to")
+    due = {r.id: r for field in fields for r in _due(core, tenant, field, now)}
     changes = [Change(Operation.EXPIRE, retire(record, Status.EXPIRED, now), record, ACTOR, "expired")
                for record in due.values()]
     return len(core.write(changes)) if changes else 0

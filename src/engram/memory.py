@@ -6,12 +6,13 @@ write core (core.py), the one path to the store; it has no write logic of its ow
 
 from __future__ import annotations
 
+import builtins
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, cast
 
 from . import jsonl, maintenance
 from .clock import Clock, SystemClock
@@ -48,7 +49,7 @@ from .pipeline.messages import normalize_messages
 from .pipeline.run import AddResult, AddRun, Pipeline
 from .replies import link_replies, threads_to_look_up
 from .search.context import ContextBlock, build_context
-from .search.retrieve import retrieve
+from .search.retrieve import Retriever, retrieve
 from .store import Store, open_store
 from .store.base import AuditQuery, RecordFilter, TimeRange
 from .writes import MemoryDraft, build_record, retire, revise
@@ -163,10 +164,10 @@ class Memory:
     ) -> list[MemoryRecord]:
         """Store many memories in one transaction, embedding them in one batch."""
         now = self.clock.now()
-        drafts = [MemoryDraft(d) if isinstance(d, str) else d for d in drafts]
+        given = [MemoryDraft(d) if isinstance(d, str) else d for d in drafts]
         if self.settings.reply_context:
-            drafts = link_replies(drafts, self._latest_turns(scope, threads_to_look_up(drafts), now))
-        records = [build_record(d, scope, now, self.settings.max_content_chars, self.embedder.name) for d in drafts]
+            given = link_replies(given, self._latest_turns(scope, threads_to_look_up(given), now))
+        records = [build_record(d, scope, now, self.settings.max_content_chars, self.embedder.name) for d in given]
         return self.core.write([Change(Operation.CREATE, record, actor=actor) for record in records])
 
     def add(
@@ -365,7 +366,7 @@ class Memory:
         ), now)
         settings = self.settings.retrieval()
         if retriever is not None:
-            settings = replace(settings, retriever=retriever)
+            settings = replace(settings, retriever=cast(Retriever, retriever))  # RetrievalSettings checks it
         hits = retrieve(self.store, self.embedder, scope.tenant, where, query, k=k, settings=settings, now=now)
         return [replace(hit, record=seen_at(hit.record, now)) for hit in hits if hit.score >= min_score][:k]
 
@@ -437,7 +438,7 @@ class Memory:
     def audit(
         self, scope: Scope, *, record_id: str | None = None, operation: Operation | str | None = None,
         since: datetime | None = None, limit: int = 100,
-    ) -> list[AuditEvent]:
+    ) -> builtins.list[AuditEvent]:
         op = parse_enum(Operation, operation, "operation") if operation is not None else None
         events = self.store.audit(scope.tenant, AuditQuery(record_id, op, since, limit))
         return [e for e in events if e.namespace[: len(scope.namespace)] == scope.namespace]
@@ -458,7 +459,7 @@ class Memory:
         pii = self.core.pii.for_tenant(tenant).describe() if tenant else self.core.pii.describe()
         return replace(base, extra={**base.extra, "llm_tokens": tokens, "jobs": job_counts, "pii_policy": pii})
 
-    def namespaces(self, scope: Scope) -> list[tuple[str, ...]]:
+    def namespaces(self, scope: Scope) -> builtins.list[tuple[str, ...]]:
         return self.store.namespaces(scope.tenant, scope.namespace)
 
     # -- export, import, reindex, maintenance -------------------------------------------------

@@ -321,5 +321,5 @@ def reveal(content: str, metadata: Mapping[str, object], key: str | None = None)
 def masked_for_display(text: str, policy: PIIPolicy) -> str:
     """Text safe to show, log or keep in a job's result: every kind of personal data
     the policy does not allow is masked, whatever its action on write."""
-    allowed = {kind: "allow" for kind in KINDS if policy.action_for(kind) == "allow"}
+    allowed: dict[str, Action] = {kind: "allow" for kind in KINDS if policy.action_for(kind) == "allow"}
     return Redactor(PIIPolicy(default="mask", actions=allowed)).text(text, refuse=False)

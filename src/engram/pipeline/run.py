@@ -33,7 +33,8 @@ MAX_CONFLICT_RETRIES = 3
 
 
 class Extractor(Protocol):
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def extract(self, messages: Sequence[Message]) -> list[Candidate]: ...
 
@@ -152,7 +153,7 @@ class AddRun:
         kept, skipped = gate(extraction.candidates, self.settings.gate)
         plan.events += [self._skipped(c, why) for c, why in skipped]
         kept = self._screen(kept, plan)
-        vectors = self.core.embedder.embed([c.content for c in kept]) if kept else []
+        vectors = list(self.core.embedder.embed([c.content for c in kept])) if kept else []
         for candidate, vector in zip(kept, vectors):
             self._reconcile(candidate, vector, plan)
         if plan.admitted or plan.events:

@@ -49,9 +49,9 @@ def default_checkpointer(memory: Memory, target: str | None = None) -> Any:
         raise ConfigError("threads need langgraph-checkpoint-sqlite (pip install 'engram[langgraph]')") from exc
     if where != ":memory:":
         Path(where).parent.mkdir(parents=True, exist_ok=True)
-    saver = SqliteSaver(sqlite3.connect(where, check_same_thread=False))
-    saver.setup()
-    return saver
+    sqlite_saver = SqliteSaver(sqlite3.connect(where, check_same_thread=False))
+    sqlite_saver.setup()
+    return sqlite_saver
 
 
 def close_checkpointer(saver: Any) -> None:

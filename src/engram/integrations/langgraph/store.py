@@ -15,7 +15,7 @@ import json
 import threading
 from collections.abc import Iterable, Mapping
 from datetime import datetime, timedelta
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from langgraph.store.base import (
     NOT_PROVIDED,
@@ -106,7 +106,7 @@ class EngramStore(BaseStore):
     # -- the public BaseStore surface (engram's label rules instead of "no dots") ----------
 
     def get(self, namespace: tuple[str, ...], key: str, *, refresh_ttl: bool | None = None) -> EngramItem | None:
-        return self.batch([GetOp(_tuple(namespace), str(key), self._refresh(refresh_ttl))])[0]
+        return cast(EngramItem | None, self.batch([GetOp(_tuple(namespace), str(key), self._refresh(refresh_ttl))])[0])
 
     def search(
         self,
@@ -118,9 +118,10 @@ class EngramStore(BaseStore):
         limit: int = 10,
         offset: int = 0,
         refresh_ttl: bool | None = None,
-    ) -> list[EngramSearchItem]:
+    ) -> list[SearchItem]:
+        """The items are EngramSearchItems (with their version)."""
         op = SearchOp(_tuple(namespace_prefix), filter, limit, offset, query, self._refresh(refresh_ttl))
-        return self.batch([op])[0]
+        return cast(list[SearchItem], self.batch([op])[0])
 
     def put(
         self,
@@ -150,7 +151,7 @@ class EngramStore(BaseStore):
         limit: int = 100,
         offset: int = 0,
     ) -> list[tuple[str, ...]]:
-        return self.batch([_list_op(prefix, suffix, max_depth, limit, offset)])[0]
+        return cast(list[tuple[str, ...]], self.batch([_list_op(prefix, suffix, max_depth, limit, offset)])[0])
 
     async def aget(
         self, namespace: tuple[str, ...], key: str, *, refresh_ttl: bool | None = None
@@ -167,7 +168,7 @@ class EngramStore(BaseStore):
         limit: int = 10,
         offset: int = 0,
         refresh_ttl: bool | None = None,
-    ) -> list[EngramSearchItem]:
+    ) -> list[SearchItem]:
         return await asyncio.to_thread(
             self.search, namespace_prefix, query=query, filter=filter, limit=limit, offset=offset,
             refresh_ttl=refresh_ttl,
@@ -211,7 +212,7 @@ class EngramStore(BaseStore):
             if isinstance(op, GetOp):
                 results.append(self._get(op))
             elif isinstance(op, SearchOp):
-                results.append(self._search(op))
+                results.append(cast(list[SearchItem], self._search(op)))
             elif isinstance(op, PutOp):
                 self._put(op)
                 results.append(None)
@@ -254,7 +255,7 @@ class EngramStore(BaseStore):
 
     def _slot_value(self, op: PutOp) -> SlotValue:
         now = self.memory.clock.now()
-        value = dict(op.value)
+        value = dict(op.value or {})
         text = self._index_text(value, op.index)
         ttl = _check_ttl(op.ttl)
         meta = {"key": str(op.key), "value": value, "indexed": text is not None, "ttl": ttl,
@@ -282,8 +283,9 @@ class EngramStore(BaseStore):
             return []
         sql_filter, python_filter = split_filter(op.filter)
         now = self.memory.clock.now()
+        found: list[tuple[MemoryRecord, float | None]]
         if isinstance(op.query, str) and op.query.strip():
-            found = self._ranked(op, scope, sql_filter, python_filter)
+            found = list(self._ranked(op, op.query, scope, sql_filter, python_filter))
         else:
             found = [(record, None) for record in self._listed(op, scope, sql_filter, python_filter)]
         out = []
@@ -294,12 +296,12 @@ class EngramStore(BaseStore):
         return out
 
     def _ranked(
-        self, op: SearchOp, scope: Scope, sql_filter: dict[str, Any], python_filter: dict[str, Any]
+        self, op: SearchOp, query: str, scope: Scope, sql_filter: dict[str, Any], python_filter: dict[str, Any]
     ) -> list[tuple[MemoryRecord, float]]:
         want = op.offset + op.limit
         k = max(want, 10)
         while True:
-            hits = self.memory.search(op.query, scope, k=k, include_descendants=True, tags=[ITEM_TAG],
+            hits = self.memory.search(query, scope, k=k, include_descendants=True, tags=[ITEM_TAG],
                                       metadata=sql_filter)
             kept = [
                 (hit.record, float(hit.score)) for hit in hits
@@ -313,7 +315,7 @@ class EngramStore(BaseStore):
     def _listed(
         self, op: SearchOp, scope: Scope, sql_filter: dict[str, Any], python_filter: dict[str, Any]
     ) -> list[MemoryRecord]:
-        filters = {"include_descendants": True, "tags": [ITEM_TAG], "metadata": sql_filter}
+        filters: dict[str, Any] = {"include_descendants": True, "tags": [ITEM_TAG], "metadata": sql_filter}
         if not python_filter:
             return list(self.memory.list(scope, offset=op.offset, limit=op.limit, **filters).items)
         wanted = [r for r in self.memory.scan(scope, **filters) if matches(_value(r), python_filter)]
