@@ -201,3 +201,19 @@ def test_llm_reconciler_may_only_touch_records_it_was_shown(db_path, clock, alic
         # the LLM named a record it was not shown: the guard refuses and the rules decide
         assert event.event == "SUPERSEDE" and "LLM failed" in event.reason
         assert len(m.list(alice).items) == 1
+
+
+def test_every_invalid_item_from_the_model_is_a_skipped_event(db_path, clock, alice):
+    junk = json.dumps({"memories": [{"kind": "gossip", "content": "Ana likes tea", "confidence": 0.9,
+                                     "importance": 0.8, "source_ids": ["m1"]},
+                                    {"kind": "fact", "content": "", "source_ids": ["m1"]},
+                                    "not an object"]})
+    with scripted_memory(db_path, clock, junk, junk) as m:
+        result = m.add(SAY, alice)
+        assert [e.event for e in result.events] == ["SKIPPED"] * 3
+        assert "unknown kind 'gossip'" in result.events[0].reason and result.events[0].content == "Ana likes tea"
+        assert all(e.reason.startswith("invalid item from the model") for e in result.events)
+        job = m.add(SAY, alice, background=True).job_id
+        m.drain_jobs()
+        done = next(j for j in m.jobs() if j.id == job)
+        assert done.status.value == "done" and len(done.result["events"]) == 3
