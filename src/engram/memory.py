@@ -41,7 +41,6 @@ from .pipeline import jobs
 from .pipeline.messages import normalize_messages
 from .pipeline.run import AddResult, AddRun, Pipeline
 from .replies import link_replies, threads_to_look_up
-from .search import tokenize
 from .search.context import ContextBlock, build_context
 from .search.retrieve import retrieve
 from .store import Store, open_store
@@ -88,7 +87,6 @@ class Memory:
         self._llm = llm
         self._worker: jobs.Worker | None = None
         self._worker_lock = threading.Lock()
-        tokenize.set_cjk_mode(self.settings.cjk_tokenizer)
 
     @classmethod
     def open(
