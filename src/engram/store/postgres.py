@@ -278,10 +278,6 @@ class PostgresStore:
                f"{order_clause(order, descending, 'seq')} LIMIT %s OFFSET %s")
         return [rows.record_from_row(r) for r in self._read(tenant, sql, [*params, limit, offset])]
 
-    def count(self, tenant: str, where: RecordFilter) -> int:
-        clause, params = filter_clause(POSTGRES, tenant, where)
-        return self._read(tenant, f"SELECT count(*) FROM {self._s}.memories WHERE {clause}", params)[0][0]
-
     def lexical(self, tenant: str, where: RecordFilter, terms: Sequence[str], limit: int) -> list[ScoredId]:
         lexemes = list(dict.fromkeys(rows.lexeme(t) for t in terms))
         if not lexemes or limit <= 0:
