@@ -51,6 +51,9 @@ class Settings(BaseSettings):
     pii_policy: str | None = Field(
         None, description="PII policy per tenant: JSON text or a .json/.toml file (docs/CONCEPTS.md, PII)"
     )
+    approvals: str | None = Field(
+        None, description="approval rules per tenant: JSON text or a .json/.toml file (docs/GOVERNANCE.md)"
+    )
 
     def retrieval(self) -> RetrievalSettings:
         return RetrievalSettings(

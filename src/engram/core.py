@@ -4,6 +4,8 @@
                import, reindex (and every surface through the facade)
         └─► WriteCore.admit(change)    PII policy of the tenant on the FINAL record
                                        → policy hooks (they see exactly what will be stored)
+                                       → approval rules (governance/rules.py): a match is
+                                         held as a pending change instead of written
               └─► WriteCore.commit(…)  vectors (one reuse rule) → version row → audit row
                                        → store.apply(): ONE transaction, the only caller
 
@@ -24,12 +26,14 @@ import numpy as np
 
 from .clock import Clock
 from .embed.base import Embedder
-from .errors import InvalidValueError
+from .errors import InvalidValueError, PendingApprovalError
+from .governance.rules import ApprovalMatch, ApprovalRules, proposal, proposal_audit
+from .governance.values import GovernanceWrites, PendingChange, RecalledMemory, RecallEvent
 from .model import Job, MemoryRecord, Operation, Scope, SearchHit, Status, Version
-from .pii import PIIPolicies, PIIPolicy, screen_record
+from .pii import ENCRYPTED_KEY, PIIPolicies, PIIPolicy, screen, screen_record
 from .search.tokenize import index_text
 from .store.base import AuditDraft, RecordWrite, Store, Touch, WriteBatch
-from .writes import retire
+from .writes import new_id, retire
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +65,8 @@ class Change:
     vector_text: str | None = None
     # import only: the record's own history, written instead of a new version
     history: tuple[Version, ...] = ()
+    # the pending change a reviewer approved: this change carries it out (rules are not asked again)
+    approved: str | None = None
 
     @property
     def scope(self) -> Scope:
@@ -76,6 +82,7 @@ class Admitted:
     ``WriteCore.admit`` makes these; only ``WriteCore.commit`` takes them."""
 
     change: Change
+    approval: ApprovalMatch | None = None  # an approval rule holds it: propose it, do not write it
 
     @property
     def record(self) -> MemoryRecord | None:
@@ -94,6 +101,7 @@ class WriteCore:
         *,
         policies: list[Policy] | None = None,
         pii: PIIPolicies | None = None,
+        approvals: ApprovalRules | None = None,
         max_content_chars: int = 8000,
     ) -> None:
         self.store = store
@@ -101,6 +109,7 @@ class WriteCore:
         self.clock = clock
         self.policies: list[Policy] = policies if policies is not None else []
         self.pii = pii or PIIPolicies()
+        self.approvals = approvals or ApprovalRules()
         self.max_content_chars = max_content_chars
 
     def pii_for(self, tenant: str) -> PIIPolicy:
@@ -109,21 +118,36 @@ class WriteCore:
     # -- the gate ----------------------------------------------------------------------------
 
     def admit(self, change: Change) -> Admitted:
-        """PII policy on the final record, then the policy hooks. Raises
-        PermissionDeniedError (PIIForbiddenError for personal data the tenant's
-        policy forbids) and writes nothing."""
+        """PII policy on the final record, then the policy hooks, then the approval
+        rules. Raises PermissionDeniedError (PIIForbiddenError for personal data the
+        tenant's policy forbids) and writes nothing; a change an approval rule holds
+        comes back with its ``approval`` (``commit`` refuses it, ``propose`` keeps it)."""
         record = change.record
         if record is None and change.operation is not Operation.PURGE:
             raise InvalidValueError(f"a {change.operation.value} change needs the record's new state")
+        found: frozenset[str] = frozenset()
         if record is not None:
             # new text may be refused; a record only changing state is never stuck (forbidden values become markers)
             refuse = change.previous is None or _texts(change.previous) != _texts(record)
-            record = screen_record(record, self.pii_for(record.scope.tenant), refuse=refuse)
-            change = replace(change, record=record, history=self._screened_history(change.history))
+            policy = self.pii_for(record.scope.tenant)
+            screened = screen(record, policy, refuse=refuse)
+            record, found = screened.record, screened.kinds
+            detail = {**change.detail, "pii": {k: policy.action_for(k) for k in sorted(found)}} if (
+                refuse and found) else change.detail
+            change = replace(change, record=record, history=self._screened_history(change.history), detail=detail)
         intent = WriteIntent(change.operation, change.actor, change.scope, record, change.previous)
-        for policy in self.policies:
-            policy(intent)
-        return Admitted(change)
+        for hook in self.policies:
+            hook(intent)
+        held = self.approvals.match(intent, found) if change.approved is None and self.approvals.active else None
+        return Admitted(change, held)
+
+    def propose(self, admitted: Sequence[Admitted]) -> PendingChange:
+        """One logical write (e.g. a supersede's two changes) held for a reviewer as one
+        pending change; ``commit(governance=GovernanceWrites(pending=…))`` stores it."""
+        match = next((a.approval for a in admitted if a.approval is not None), None)
+        if match is None:
+            raise InvalidValueError("no approval rule holds these changes; commit them")
+        return proposal([a.change for a in admitted], match, self.clock.now())
 
     def _screened_history(self, history: tuple[Version, ...]) -> tuple[Version, ...]:
         return tuple(
@@ -139,10 +163,17 @@ class WriteCore:
         audit: Sequence[AuditDraft] = (),
         touches: Sequence[Touch] = (),
         jobs: Sequence[Job] = (),
+        governance: GovernanceWrites | None = None,
     ) -> list[MemoryRecord]:
-        """Write admitted changes (and any extra audit rows, touches and jobs) in one
-        transaction. Returns the records as stored."""
+        """Write admitted changes (and any extra audit rows, touches, jobs and
+        governance rows: pending changes are audited as proposed) in one transaction.
+        Returns the records as stored."""
         tenant = self._tenant_of(admitted, tenant)
+        held = [a for a in admitted if a.approval is not None]
+        if held:
+            raise InvalidValueError(f"{len(held)} change(s) are held by an approval rule: propose them instead")
+        governance = governance or GovernanceWrites()
+        audit = (*audit, *(proposal_audit(p) for p in governance.pending))
         changes = [a.change for a in admitted]
         purged = [c for c in changes if c.operation is Operation.PURGE]
         kept = [c for c in changes if c.operation is not Operation.PURGE]
@@ -159,16 +190,28 @@ class WriteCore:
             purge_ids=tuple(c.previous.id for c in purged if c.previous is not None),
             touches=tuple(touches),
             jobs=tuple(jobs),
+            governance=governance,
         )
-        if batch.records or batch.purge_ids or batch.audit or batch.touches or batch.jobs:
+        if (batch.records or batch.purge_ids or batch.audit or batch.touches or batch.jobs
+                or not governance.empty):
             self.store.apply(batch)
         return records
 
-    def write(self, changes: Sequence[Change], *, audit: Sequence[AuditDraft] = ()) -> list[MemoryRecord]:
-        """Admit every change (any refusal raises and nothing is written), then commit."""
-        if not changes:
+    def write(
+        self, changes: Sequence[Change], *, audit: Sequence[AuditDraft] = (), tenant: str | None = None,
+        governance: GovernanceWrites | None = None,
+    ) -> list[MemoryRecord]:
+        """Admit every change (any refusal raises and nothing is written), then commit.
+        When an approval rule holds any of them, the whole write is stored as one
+        pending change instead and PendingApprovalError says so."""
+        if not changes and (governance is None or governance.empty):
             return []
-        return self.commit([self.admit(c) for c in changes], audit=audit)
+        admitted = [self.admit(c) for c in changes]
+        if any(a.approval is not None for a in admitted):
+            pending = self.propose(admitted)
+            self.commit([], tenant=pending.tenant, governance=GovernanceWrites(pending=(pending,)))
+            raise PendingApprovalError(pending)
+        return self.commit(admitted, audit=audit, tenant=tenant, governance=governance)
 
     @staticmethod
     def _tenant_of(admitted: Sequence[Admitted], tenant: str | None) -> str:
@@ -206,17 +249,29 @@ class WriteCore:
 
     # -- what is not a record change ----------------------------------------------------------
 
-    def record_recall(self, hits: Sequence[SearchHit], actor: str, detail: Mapping[str, Any]) -> None:
-        """Which memories served an answer: audit rows and access counts, per tenant."""
+    def record_recall(
+        self, hits: Sequence[SearchHit], actor: str, detail: Mapping[str, Any], *, tenants: Sequence[str] = (),
+        latency_ms: float | None = None,
+    ) -> str:
+        """Which memories served an answer: a recall row (its id links the answer
+        later), audit rows and access counts, per tenant (``tenants``: those searched,
+        so a recall that found nothing is counted too). Returns the recall id."""
         now = self.clock.now()
-        by_tenant: dict[str, list[SearchHit]] = {}
+        recall_id = new_id()
+        by_tenant: dict[str, list[SearchHit]] = {tenant: [] for tenant in tenants}
         for hit in hits:
             by_tenant.setdefault(hit.record.scope.tenant, []).append(hit)
         for tenant, group in by_tenant.items():
             audit = [AuditDraft(actor=actor, operation=Operation.RECALL, at=now, record_id=h.record.id,
                                 version=h.record.version, namespace=h.record.scope.namespace,
-                                detail={**detail, "score": round(h.score, 4)}) for h in group]
-            self.commit([], tenant=tenant, audit=audit, touches=[Touch(h.record.id, now) for h in group])
+                                detail={**detail, "recall_id": recall_id, "score": round(h.score, 4)})
+                     for h in group]
+            event = RecallEvent(recall_id, tenant, now, actor,
+                                tuple(RecalledMemory(h.record.id, h.record.version, h.score) for h in group),
+                                latency_ms, detail.get("thread_id"), detail.get("answer_id"))
+            self.commit([], tenant=tenant, audit=audit, touches=[Touch(h.record.id, now) for h in group],
+                        governance=GovernanceWrites(recalls=(event,)))
+        return recall_id
 
     def enqueue(self, job: Job) -> None:
         self.commit([], tenant=job.tenant, jobs=[job])
@@ -250,7 +305,9 @@ def retired_by(
 
 
 def _texts(record: MemoryRecord) -> tuple[Any, ...]:
-    return record.content, record.source.reply_to, record.metadata
+    """What is screened; the ciphertexts of encrypted values are not text (key rotation changes only them)."""
+    metadata = {k: v for k, v in record.metadata.items() if k != ENCRYPTED_KEY}
+    return record.content, record.source.reply_to, metadata
 
 
 def _expected(change: Change) -> int | None:

@@ -10,6 +10,7 @@
     ├── ConflictError              a compare-and-swap lost: the record changed meanwhile
     ├── PermissionDeniedError      read-only memory, refused by a policy hook
     │   └── PIIForbiddenError      the PII policy forbids storing what was found
+    ├── PendingApprovalError       an approval rule matched: kept as a pending change, not written
     ├── StorageError               the database failed (driver errors are translated once)
     │   ├── NotAnEngramDatabaseError
     │   ├── MigrationError
@@ -73,6 +74,17 @@ class PIIForbiddenError(PermissionDeniedError):
     def __init__(self, message: str, *, kinds: tuple[str, ...]) -> None:
         super().__init__(message)
         self.kinds = kinds
+
+
+class PendingApprovalError(EngramError):
+    """The write matched an approval rule: it was kept as a pending change (``.pending``,
+    an ``engram.governance.values.PendingChange``) for a reviewer, and nothing else was
+    written. ``Memory.approve`` / ``reject`` decide it."""
+
+    def __init__(self, pending: object) -> None:
+        self.pending = pending
+        rule = getattr(pending, "rule", "an approval rule")
+        super().__init__(f"pending change {getattr(pending, 'id', '?')} awaits approval ({rule})")
 
 
 class StorageError(EngramError):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import builtins
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
@@ -22,6 +23,10 @@ from .embed import Embedder, make_embedder
 from .embed.reindex import reindex_store
 from .errors import ConflictError, InvalidValueError, NotFoundError, PermissionDeniedError
 from .filters import record_filter
+from .governance.facade import GovernanceFacade
+from .governance.recalls import Recall
+from .governance.rules import ApprovalRules
+from .governance.values import GovernanceWrites
 from .llm.base import LLM
 from .maintenance import MaintenanceReport
 from .model import (
@@ -60,8 +65,11 @@ _PAGE = 500
 __all__ = ["DEFAULT_ACTOR", "Memory", "Policy", "WriteIntent"]
 
 
-class Memory:
-    """Long-term memory over one store. Thread-safe; open one per process."""
+class Memory(GovernanceFacade):
+    """Long-term memory over one store. Thread-safe; open one per process.
+
+    Governance (approvals, recall ids and answers, write accuracy, quality metrics,
+    keys and reveal) comes from ``GovernanceFacade`` (engram/governance/facade.py)."""
 
     def __init__(
         self,
@@ -74,6 +82,7 @@ class Memory:
         llm: LLM | None = None,
         pipeline: Pipeline | None = None,
         pii: PIIPolicy | PIIPolicies | None = None,
+        approvals: ApprovalRules | None = None,
     ) -> None:
         self.settings = settings or Settings()
         self.store = store
@@ -81,7 +90,9 @@ class Memory:
         self.clock = clock or SystemClock()
         self.policies = list(policies)
         self.core = WriteCore(store, self.embedder, self.clock, policies=self.policies,
-                              pii=_pii_policies(pii, self.settings), max_content_chars=self.settings.max_content_chars)
+                              pii=_pii_policies(pii, self.settings),
+                              approvals=approvals or ApprovalRules.load(self.settings.approvals),
+                              max_content_chars=self.settings.max_content_chars)
         self._pipeline = pipeline
         self._llm = llm
         self._worker: jobs.Worker | None = None
@@ -100,6 +111,7 @@ class Memory:
         llm: LLM | None = None,
         pipeline: Pipeline | None = None,
         pii: PIIPolicy | PIIPolicies | None = None,
+        approvals: ApprovalRules | None = None,
     ) -> Memory:
         """Open a SQLite file (default ``ENGRAM_DB``) or a ``postgresql://`` URL."""
         settings = settings or Settings()
@@ -107,7 +119,7 @@ class Memory:
         sqlite_options = {"busy_timeout_ms": settings.busy_timeout_ms, "cache_mb": settings.vector_cache_mb}
         store = open_store(where, **({} if _is_postgres(where) else sqlite_options))
         memory = cls(store, embedder=embedder, settings=settings, clock=clock, policies=policies, llm=llm,
-                     pipeline=pipeline, pii=pii)
+                     pipeline=pipeline, pii=pii, approvals=approvals)
         memory._location = memory._location or where
         return memory
 
@@ -316,15 +328,19 @@ class Memory:
         """Purge every record in a scope and below it (e.g. all of one user)."""
         where = RecordFilter(namespace=scope.namespace, descendants=True, statuses=())
         records = self.store.query(scope.tenant, where, limit=10**9)
-        return self.purge_many(records, scope, reason=reason, actor=actor)
+        return self.purge_many(records, scope, reason=reason, actor=actor, whole_scope=True)
 
     def purge_many(
-        self, records: Sequence[MemoryRecord], scope: Scope, *, reason: str | None, actor: str = DEFAULT_ACTOR
+        self, records: Sequence[MemoryRecord], scope: Scope, *, reason: str | None, actor: str = DEFAULT_ACTOR,
+        whole_scope: bool = False,
     ) -> int:
+        """``whole_scope``: pending changes and write samples of the scope go too."""
         for record in records:
             if not scope.contains(record.scope):
                 raise NotFoundError(f"no memory {record.id!r} in scope {scope}")
-        self.core.write([Change(Operation.PURGE, None, record, actor, reason) for record in records])
+        extra = GovernanceWrites(purged_scopes=(scope.namespace,)) if whole_scope else None
+        self.core.write([Change(Operation.PURGE, None, record, actor, reason) for record in records],
+                        tenant=scope.tenant, governance=extra)
         return len(records)
 
     # -- reads -------------------------------------------------------------------------------
@@ -384,16 +400,45 @@ class Memory:
         language: str = "auto",
     ) -> ContextBlock:
         """The block to inject into a prompt, from one scope or several (e.g. user +
-        org). Which memories served it is written to the audit."""
+        org). Which memories served it is written to the audit, and the block's
+        ``recall_id`` links the answer later (``answered``)."""
         _check_positive(budget_tokens, "budget_tokens")
         scopes = [scope] if isinstance(scope, Scope) else list(scope)
+        started = time.perf_counter()
         hits = [hit for s in scopes for hit in self.search(query, s, k=k, min_score=min_score)]
         hits.sort(key=lambda hit: (-hit.score, hit.record.id))
         block = build_context(hits, query, budget_tokens, language)
-        if self.settings.record_recalls and block.hits:
+        if self.settings.record_recalls:
             detail = {key: value for key, value in (("answer_id", answer_id), ("thread_id", thread_id)) if value}
-            self.core.record_recall(block.hits, actor, detail)
+            latency_ms = (time.perf_counter() - started) * 1000
+            recall_id = self.core.record_recall(block.hits, actor, detail, tenants=list(dict.fromkeys(
+                s.tenant for s in scopes)), latency_ms=latency_ms)
+            block = replace(block, recall_id=recall_id)
         return block
+
+    def recall(
+        self,
+        query: str,
+        scope: Scope | Sequence[Scope],
+        *,
+        k: int = 10,
+        min_score: float = 0.0,
+        answer_id: str | None = None,
+        thread_id: str | None = None,
+        actor: str = DEFAULT_ACTOR,
+    ) -> Recall:
+        """``search`` for an answer: the hits (best first, from one scope or several) and
+        a recall id to link the answer with (``answered``), recorded like ``context``."""
+        scopes = [scope] if isinstance(scope, Scope) else list(scope)
+        started = time.perf_counter()
+        hits = sorted((hit for s in scopes for hit in self.search(query, s, k=k, min_score=min_score)),
+                      key=lambda hit: (-hit.score, hit.record.id))[:k]
+        if not self.settings.record_recalls:
+            return Recall(None, tuple(hits))
+        detail = {key: value for key, value in (("answer_id", answer_id), ("thread_id", thread_id)) if value}
+        recall_id = self.core.record_recall(hits, actor, detail, tenants=list(dict.fromkeys(s.tenant for s in scopes)),
+                                            latency_ms=(time.perf_counter() - started) * 1000)
+        return Recall(recall_id, tuple(hits))
 
     def list(
         self,
@@ -476,9 +521,12 @@ class Memory:
         return jsonl.import_from(self.core, source, on_conflict=on_conflict, actor=actor)
 
     def maintain(self) -> MaintenanceReport:
-        """Expire what has passed its time and fold near-identical duplicates (every
-        tenant). Workers run it every ``maintenance_interval_s``."""
-        return maintenance.maintain(self.core)
+        """Expire what has passed its time, fold near-identical duplicates and expire
+        pending changes nobody reviewed in time (every tenant). Workers run it every
+        ``maintenance_interval_s``."""
+        report = maintenance.maintain(self.core)
+        self.expire_pending()
+        return report
 
     def reindex(self, *, batch_size: int = 256, progress: Callable[[int, int], None] | None = None) -> int:
         """Re-embed every record whose vector came from another model (a new version

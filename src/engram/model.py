@@ -52,6 +52,13 @@ class Operation(StrEnum):
     IMPORT = "import"
     REINDEX = "reindex"
     EXTRACT = "extract"  # one add(): what the extractor proposed and what was done
+    # governance (engram.governance)
+    PROPOSE = "propose"  # a change matched an approval rule and waits for a reviewer
+    APPROVE = "approve"  # a reviewer approved it (the change itself is audited as what it is)
+    REJECT = "reject"  # a reviewer rejected it, or it expired unreviewed
+    REVIEW = "review"  # a reviewer judged a sampled write (write accuracy)
+    REVEAL = "reveal"  # encrypted personal data was shown to an authorised reader
+    REKEY = "rekey"  # encrypted values re-encrypted with the current key (a new version)
 
 
 def parse_enum(enum: type[StrEnum], value: Any, what: str) -> Any:

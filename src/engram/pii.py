@@ -17,7 +17,7 @@ import json
 import os
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, get_args
@@ -28,6 +28,9 @@ from .model import MemoryRecord, Message, Sensitivity, freeze_mapping
 Action = Literal["allow", "mask", "encrypt", "forbid"]
 ACTIONS: tuple[str, ...] = get_args(Action)
 ENCRYPTED_KEY = "pii_encrypted"  # metadata key holding token → ciphertext
+KEY_ENV = "ENGRAM_ENCRYPTION_KEY"  # Fernet keys, newest first, comma-separated: the first encrypts, all decrypt
+# a key provider: tenant → its keys (newest first), e.g. from a KMS or a secret manager
+KeyProvider = Callable[[str], "str | Sequence[str] | None"]
 
 PATTERNS: dict[str, re.Pattern[str]] = {
     "email": re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"),
@@ -97,10 +100,12 @@ class PIIPolicies:
     default: PIIPolicy = field(default_factory=PIIPolicy)
     tenants: Mapping[str, PIIPolicy] = field(default_factory=dict)
     encryption_key: str | None = None
+    key_provider: KeyProvider | None = None  # asked first; then the policy's key, this key, ENGRAM_ENCRYPTION_KEY
 
     def for_tenant(self, tenant: str) -> PIIPolicy:
         policy = self.tenants.get(tenant, self.default)
-        key = policy.encryption_key or self.encryption_key or os.environ.get("ENGRAM_ENCRYPTION_KEY")
+        provided = _joined(self.key_provider(tenant)) if self.key_provider is not None else None
+        key = provided or policy.encryption_key or self.encryption_key or os.environ.get(KEY_ENV)
         return policy if policy.encryption_key == key else replace(policy, encryption_key=key)
 
     def describe(self) -> dict[str, Any]:
@@ -189,16 +194,34 @@ def find_pii(text: str) -> list[PIIFinding]:
     return sorted(taken, key=lambda f: f.start)
 
 
+def _joined(keys: str | Sequence[str] | None) -> str | None:
+    if keys is None or isinstance(keys, str):
+        return keys or None
+    return ",".join(keys) or None
+
+
+def key_list(keys: str | None) -> list[str]:
+    """The keys of a configured key string, newest (the one that encrypts) first."""
+    return [k.strip() for k in (keys or "").split(",") if k.strip()]
+
+
 def _fernet(key: str | None) -> Any:
-    if not key:
+    """Encrypts with the first key; decrypts with any of them (MultiFernet), so values
+    written under an older key stay readable while ``engram keys rotate`` runs."""
+    keys = key_list(key)
+    if not keys:
         raise ConfigError("the PII policy encrypts, but no key is set: set ENGRAM_ENCRYPTION_KEY "
                           "(a Fernet key: python -c 'from cryptography.fernet import Fernet; "
                           "print(Fernet.generate_key().decode())')")
     try:
-        from cryptography.fernet import Fernet
+        from cryptography.fernet import Fernet, MultiFernet
     except ImportError as exc:
         raise ConfigError("PII encryption needs the 'cryptography' package: pip install engram[crypto]") from exc
-    return Fernet(key.encode() if isinstance(key, str) else key)
+    try:
+        fernets = [Fernet(k.encode()) for k in keys]
+    except ValueError:
+        raise ConfigError(f"{KEY_ENV}: a key is not a Fernet key (32 url-safe base64-encoded bytes)") from None
+    return fernets[0] if len(fernets) == 1 else MultiFernet(fernets)
 
 
 @dataclass
@@ -246,12 +269,23 @@ class Redactor:
         return token
 
 
+@dataclass(frozen=True, slots=True)
+class Screened:
+    record: MemoryRecord  # as it may be stored
+    kinds: frozenset[str]  # kinds of personal data found (values, or markers already in the text)
+
+
 def screen_record(record: MemoryRecord, policy: PIIPolicy, *, refuse: bool = True) -> MemoryRecord:
     """The record as it may be stored under ``policy``: personal data masked or
     encrypted in its content, its reply_to and its metadata's text values, and its
     sensitivity raised to match. A kind the policy forbids raises PIIForbiddenError,
     or with ``refuse=False`` (a record leaving the active set must never be stuck)
     is replaced by a marker."""
+    return screen(record, policy, refuse=refuse).record
+
+
+def screen(record: MemoryRecord, policy: PIIPolicy, *, refuse: bool = True) -> Screened:
+    """``screen_record``, also telling which kinds of personal data it found."""
     previous = dict(record.metadata.get(ENCRYPTED_KEY) or {})
     redactor = Redactor(policy, next_token=_next_token(previous))
     content = redactor.text(record.content, "content", refuse=refuse)
@@ -259,17 +293,18 @@ def screen_record(record: MemoryRecord, policy: PIIPolicy, *, refuse: bool = Tru
     if reply_to is not None:
         reply_to = redactor.text(reply_to, "source.reply_to", refuse=refuse)
     metadata = _screen_mapping(redactor, record.metadata, "metadata", refuse)
+    kinds = frozenset(redactor.kinds)
     if not redactor.kinds and content == record.content and metadata is record.metadata:
-        return record
+        return Screened(record, kinds)
     if redactor.encrypted:
         metadata = {**metadata, ENCRYPTED_KEY: {**previous, **redactor.encrypted}}
-    return replace(
+    return Screened(replace(
         record,
         content=content,
         source=replace(record.source, reply_to=reply_to),
         metadata=freeze_mapping(metadata),
         sensitivity=_raised(record.sensitivity, redactor.kinds),
-    )
+    ), kinds)
 
 
 def _next_token(encrypted: Mapping[str, Any]) -> int:
@@ -326,7 +361,7 @@ def reveal(content: str, metadata: Mapping[str, object], key: str | None = None)
     encrypted = metadata.get(ENCRYPTED_KEY) or {}
     if not encrypted:
         return content
-    fernet = _fernet(key or os.environ.get("ENGRAM_ENCRYPTION_KEY"))
+    fernet = _fernet(key or os.environ.get(KEY_ENV))
     for token, cipher in dict(encrypted).items():  # type: ignore[call-overload]
         content = content.replace(token, fernet.decrypt(str(cipher).encode()).decode())
     return content

@@ -49,13 +49,13 @@ def enqueue(core: WriteCore, messages: list[Message], scope: Scope, thread_id: s
     return job
 
 
-def _turns(payload: Any) -> list[Message]:
-    """The job's turns as said (encrypted values decrypted for the extractor)."""
+def _turns(payload: Any, key: str | None) -> list[Message]:
+    """The job's turns as said (encrypted values decrypted for the extractor, with the tenant's keys)."""
     out = []
     for data in payload["messages"]:
         message = message_from_data(data)
         if data.get(ENCRYPTED_KEY):
-            message = replace(message, content=reveal(message.content, data))
+            message = replace(message, content=reveal(message.content, data, key))
         out.append(message)
     return out
 
@@ -69,7 +69,7 @@ def work_once(core: WriteCore, pipeline: Pipeline) -> Job | None:
     scope = Scope(job.tenant, tuple(payload["namespace"]))
     try:
         run = AddRun(core, pipeline, scope, payload.get("thread_id"), payload["actor"])
-        result = run.run(_turns(payload), force=bool(payload.get("force")))
+        result = run.run(_turns(payload, core.pii_for(job.tenant).encryption_key), force=bool(payload.get("force")))
         if result.error:
             raise EngramError(f"extraction failed: {result.error}")
     except Exception as exc:  # a job's edge: any failure is recorded on the job, never lost

@@ -18,7 +18,7 @@ from ..model import MemoryRecord
 from ..search.tokenize import index_terms
 from .candidate import Candidate
 
-EventName = Literal["ADD", "UPDATE", "SUPERSEDE", "NOOP", "SKIPPED"]
+EventName = Literal["ADD", "UPDATE", "SUPERSEDE", "NOOP", "SKIPPED", "PENDING"]  # PENDING: held for approval
 
 
 @dataclass(frozen=True, slots=True)

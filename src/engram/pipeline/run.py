@@ -18,6 +18,8 @@ import numpy as np
 
 from ..core import Admitted, Change, WriteCore, superseding
 from ..errors import ConflictError, LLMError, PermissionDeniedError
+from ..governance.events import extract_detail
+from ..governance.values import GovernanceWrites, PendingChange
 from ..llm.base import TokenUsage
 from ..model import Kind, MemoryRecord, Message, Operation, Scope, Source, Status
 from ..pii import ENCRYPTED_KEY, Redactor, masked_for_display
@@ -58,6 +60,7 @@ class AddEvent:
     version: int | None = None
     target_id: str | None = None  # the record updated or superseded
     source_message_ids: tuple[str, ...] = ()
+    pending_id: str | None = None  # PENDING: the pending change a reviewer decides (Memory.approve/reject)
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +119,7 @@ class _Plan:
     events: list[AddEvent] = field(default_factory=list)
     touched: set[str] = field(default_factory=set)
     added: dict[str, str] = field(default_factory=dict)  # normalized content → new record id
+    pending: list[PendingChange] = field(default_factory=list)  # held by an approval rule
 
 
 class AddRun:
@@ -157,7 +161,8 @@ class AddRun:
         for candidate, vector in zip(kept, vectors):
             self._reconcile(candidate, vector, plan)
         if plan.admitted or plan.events:
-            self.core.commit(plan.admitted, tenant=self.scope.tenant, audit=[self._extract_audit(plan)])
+            self.core.commit(plan.admitted, tenant=self.scope.tenant, audit=[self._extract_audit(plan)],
+                             governance=GovernanceWrites(pending=tuple(plan.pending)))
         return AddResult(tuple(plan.events), True, trigger_reason, self.pipeline.extractor.name, self.usage)
 
     def _screen(self, candidates: list[Candidate], plan: _Plan) -> list[Candidate]:
@@ -236,12 +241,19 @@ class AddRun:
             return
         written = admitted[0].record
         assert written is not None
-        plan.admitted += admitted
         plan.touched.update(a.change.previous.id for a in admitted if a.change.previous is not None)
         plan.touched.add(written.id)
+        target = decision.target.id if decision.target is not None else None
+        if any(a.approval is not None for a in admitted):  # an approval rule holds it: a reviewer decides
+            pending = self.core.propose(admitted)
+            plan.pending.append(pending)
+            plan.events.append(AddEvent("PENDING", written.content, candidate.kind,
+                                        f"{decision.event} awaits approval ({pending.rule})", written.id,
+                                        written.version, target, candidate.source_message_ids, pending.id))
+            return
+        plan.admitted += admitted
         if decision.event != "UPDATE":
             plan.added[normalized(candidate.content)] = written.id
-        target = decision.target.id if decision.target is not None else None
         plan.events.append(AddEvent(decision.event, written.content, candidate.kind, decision.reason, written.id,
                                     written.version, target, candidate.source_message_ids))
 
@@ -284,7 +296,8 @@ class AddRun:
             actor=self.actor, operation=Operation.EXTRACT, at=self.core.clock.now(),
             namespace=self.scope.namespace,
             detail={"thread_id": self.thread_id, "extractor": self.pipeline.extractor.name, "events": counts,
-                    "prompt_tokens": self.usage.prompt_tokens, "completion_tokens": self.usage.completion_tokens},
+                    "prompt_tokens": self.usage.prompt_tokens, "completion_tokens": self.usage.completion_tokens,
+                    **extract_detail(plan.events)},
         )
 
 

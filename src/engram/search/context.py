@@ -39,6 +39,7 @@ class ContextBlock:
     hits: tuple[SearchHit, ...]  # the memories that made it into the block
     tokens: int
     dropped: int  # hits left out for the budget
+    recall_id: str | None = None  # links the answer that used this block (Memory.answered)
 
 
 def _language(hits: Sequence[SearchHit], query: str) -> str:

@@ -14,6 +14,15 @@ from typing import Any, Literal, Protocol, get_args
 
 import numpy as np
 
+from ..governance.values import (
+    GovernanceWrites,
+    PendingChange,
+    PendingQuery,
+    RecallEvent,
+    RecallQuery,
+    SampleQuery,
+    WriteSample,
+)
 from ..model import AuditEvent, Job, JobStatus, Kind, MemoryRecord, Operation, Stats, Status, Version
 
 MetadataOp = Literal["eq", "ne", "gt", "gte", "lt", "lte"]
@@ -94,7 +103,8 @@ class Touch:
 @dataclass(frozen=True, slots=True)
 class WriteBatch:
     """Everything one logical change writes, applied in ONE transaction, in this
-    order: purges, records (with compare-and-swap), versions, touches, audit, jobs."""
+    order: purges, records (with compare-and-swap), versions, touches, audit, jobs,
+    governance rows (a purge also drops the record's pending changes and samples)."""
 
     tenant: str
     records: tuple[RecordWrite, ...] = ()
@@ -103,6 +113,7 @@ class WriteBatch:
     purge_ids: tuple[str, ...] = ()  # hard delete: record, versions, vector, terms
     touches: tuple[Touch, ...] = ()
     jobs: tuple[Job, ...] = ()  # background jobs to enqueue
+    governance: GovernanceWrites = field(default_factory=GovernanceWrites)  # pending changes, recalls, samples
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,5 +179,15 @@ class Store(Protocol):
     def jobs(self, tenant: str | None, statuses: Sequence[JobStatus] = (), limit: int = 100) -> list[Job]: ...
 
     def stats(self, tenant: str | None = None) -> Stats: ...
+
+    # -- governance (engram.governance): written through WriteBatch.governance ----------------
+
+    def pending_changes(self, tenant: str | None, query: PendingQuery) -> list[PendingChange]:
+        """Proposals awaiting (or past) review, oldest first; ``tenant=None`` reads every tenant."""
+        ...
+
+    def recalls(self, tenant: str, query: RecallQuery) -> list[RecallEvent]: ...
+
+    def write_samples(self, tenant: str, query: SampleQuery) -> list[WriteSample]: ...
 
     def close(self) -> None: ...

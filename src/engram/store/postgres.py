@@ -34,7 +34,9 @@ from psycopg.types import TypeInfo
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from ..errors import ConflictError, ConnectionLostError, EngramError, InvalidValueError, StorageError
+from ..governance.values import PendingChange, PendingQuery, RecallEvent, RecallQuery, SampleQuery, WriteSample
 from ..model import AuditEvent, Job, JobStatus, MemoryRecord, Stats, Version, check_label
+from . import governance_sql as governance
 from . import postgres_jobs as jobs
 from . import postgres_rows as rows
 from .base import AuditQuery, OrderBy, RecordFilter, ScoredId, WriteBatch
@@ -118,6 +120,7 @@ class PostgresStore:
         self.url = url
         self.schema = schema
         self._s = f'"{schema}"'
+        self._governance = governance.Tables(POSTGRES, f"{self._s}.")
         self.exact_threshold = int(url_options.get("exact_threshold", exact_threshold))
         self.ef_search = int(url_options.get("ef_search", ef_search))
         self._hnsw = (hnsw_m, hnsw_ef_construction)
@@ -419,6 +422,20 @@ class PostgresStore:
             extra={"schema": self.schema, "bytes_on_disk": size, "schema_version": schema_version,
                    "row_level_security_enforced": rls},
         )
+
+    # -- governance (store/governance_sql.py) -------------------------------------------------
+
+    def pending_changes(self, tenant: str | None, query: PendingQuery) -> list[PendingChange]:
+        sql, params = governance.pending_select(self._governance, tenant, query)
+        return [governance.pending_from_row(row) for row in self._read(tenant, sql, params)]
+
+    def recalls(self, tenant: str, query: RecallQuery) -> list[RecallEvent]:
+        sql, params = governance.recall_select(self._governance, tenant, query)
+        return [governance.recall_from_row(row) for row in self._read(tenant, sql, params)]
+
+    def write_samples(self, tenant: str, query: SampleQuery) -> list[WriteSample]:
+        sql, params = governance.sample_select(self._governance, tenant, query)
+        return [governance.sample_from_row(row) for row in self._read(tenant, sql, params)]
 
     def schema_version(self) -> int:
         return self._read(None, f"SELECT max(version) FROM {self._s}.engram_migrations")[0][0]

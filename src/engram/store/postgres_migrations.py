@@ -18,6 +18,8 @@ from typing import Any
 import psycopg
 
 from ..errors import ConnectionLostError, EngramError, MigrationError, NotAnEngramDatabaseError
+from .governance_sql import POSTGRES_MIGRATION as GOVERNANCE
+from .governance_sql import POSTGRES_TABLES as GOVERNANCE_TABLES
 
 TENANT_SETTING = "engram.tenant"
 # Tenant labels refuse control characters, so no tenant can be called this.
@@ -153,6 +155,8 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
             WHERE thread_id IS NOT NULL;
         """,
     ),
+    (3, "governance: pending changes, recalls, write samples",
+     GOVERNANCE + "".join(_rls(table) for table in GOVERNANCE_TABLES)),
 )
 
 

@@ -13,6 +13,8 @@ import psycopg
 from ..errors import ConflictError
 from . import postgres_rows as rows
 from .base import WriteBatch
+from .governance_sql import Tables, apply_governance
+from .sql import POSTGRES
 
 
 def apply_batch(conn: psycopg.Connection, s: str, batch: WriteBatch) -> None:
@@ -69,6 +71,7 @@ def apply_batch(conn: psycopg.Connection, s: str, batch: WriteBatch) -> None:
             "source_message_id, detail) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
             [rows.audit_params(tenant, d) for d in batch.audit],
         )
+    apply_governance(conn, Tables(POSTGRES, f"{s}."), tenant, batch.governance, batch.purge_ids)
     if not delta.empty:
         _apply_lexicon(conn, s, tenant, delta)
 

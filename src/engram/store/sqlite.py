@@ -22,7 +22,9 @@ from typing import Any, TypeVar
 import numpy as np
 
 from ..errors import ConflictError, MigrationError, NotAnEngramDatabaseError, StorageError
+from ..governance.values import PendingChange, PendingQuery, RecallEvent, RecallQuery, SampleQuery, WriteSample
 from ..model import AuditEvent, Job, JobStatus, MemoryRecord, Stats, Version
+from . import governance_sql as governance
 from . import sqlite_jobs as job_rows
 from . import sqlite_rows as rows
 from .base import AuditQuery, OrderBy, RecordFilter, ScoredId, WriteBatch
@@ -33,6 +35,7 @@ from .vector_cache import LOADED_COLUMNS, VectorCache
 
 T = TypeVar("T")
 _BUSY_RETRIES = 8
+_GOVERNANCE = governance.Tables(SQLITE)
 
 
 def _is_busy(exc: sqlite3.OperationalError) -> bool:
@@ -212,6 +215,7 @@ class SQLiteStore:
         rows.insert_audits(conn, tenant, batch.audit)
         for job in batch.jobs:
             job_rows.insert_job(conn, job)
+        governance.apply_governance(conn, _GOVERNANCE, tenant, batch.governance, batch.purge_ids)
         if batch.records or batch.purge_ids:
             conn.execute(
                 "INSERT INTO tenant_state (tenant, seq) VALUES (?, 1) "
@@ -388,6 +392,20 @@ class SQLiteStore:
             embedding_models=models,
             extra={"path": self.path, "bytes_on_disk": size, "schema_version": self.schema_version()},
         )
+
+    # -- governance (store/governance_sql.py) -------------------------------------------------
+
+    def pending_changes(self, tenant: str | None, query: PendingQuery) -> list[PendingChange]:
+        sql, params = governance.pending_select(_GOVERNANCE, tenant, query)
+        return [governance.pending_from_row(row) for row in self._read(sql, params)]
+
+    def recalls(self, tenant: str, query: RecallQuery) -> list[RecallEvent]:
+        sql, params = governance.recall_select(_GOVERNANCE, tenant, query)
+        return [governance.recall_from_row(row) for row in self._read(sql, params)]
+
+    def write_samples(self, tenant: str, query: SampleQuery) -> list[WriteSample]:
+        sql, params = governance.sample_select(_GOVERNANCE, tenant, query)
+        return [governance.sample_from_row(row) for row in self._read(sql, params)]
 
     def execute_raw(self, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
         """For tests and tooling: run SQL as is (no tenant condition is added)."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from .governance_sql import SQLITE_MIGRATION as GOVERNANCE
+
 APPLICATION_ID = 0x656E6772  # "engr": marks a SQLite file as engram's
 
 MIGRATIONS: tuple[tuple[int, str, str], ...] = (
@@ -105,4 +107,5 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
         CREATE INDEX memories_thread ON memories (tenant, thread_id, valid_from) WHERE thread_id IS NOT NULL
         """,
     ),
+    (4, "governance: pending changes, recalls, write samples", GOVERNANCE),
 )
