@@ -423,6 +423,7 @@ class Memory(GovernanceFacade):
         *,
         k: int = 10,
         min_score: float = 0.0,
+        kinds: Sequence[Kind | str] | Kind | str | None = None,
         answer_id: str | None = None,
         thread_id: str | None = None,
         actor: str = DEFAULT_ACTOR,
@@ -431,7 +432,7 @@ class Memory(GovernanceFacade):
         a recall id to link the answer with (``answered``), recorded like ``context``."""
         scopes = [scope] if isinstance(scope, Scope) else list(scope)
         started = time.perf_counter()
-        hits = sorted((hit for s in scopes for hit in self.search(query, s, k=k, min_score=min_score)),
+        hits = sorted((hit for s in scopes for hit in self.search(query, s, k=k, min_score=min_score, kinds=kinds)),
                       key=lambda hit: (-hit.score, hit.record.id))[:k]
         if not self.settings.record_recalls:
             return Recall(None, tuple(hits))

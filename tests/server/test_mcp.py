@@ -17,7 +17,7 @@ from engram.pipeline.run import Pipeline
 from engram.server.mcp import create_mcp_server
 from engram.store.sqlite import SQLiteStore
 
-TOOLS = {"remember", "search", "context", "add", "forget", "history"}
+TOOLS = {"remember", "search", "context", "add", "forget", "history", "answered"}
 SCOPE_WORDS = {"tenant", "user", "namespace", "scope", "agent", "org"}
 
 
@@ -153,3 +153,48 @@ def test_engram_mcp_over_stdio(tmp_path):
     assert names == TOOLS and [h["id"] for h in hits] == [created["id"]]
     with Memory(SQLiteStore(db), embedder=FakeHashEmbedder()) as memory:
         assert memory.get(created["id"], Scope.for_user("acme", "alice")).content == "Prefers window seats"
+
+
+def test_context_and_search_give_recall_ids_the_model_reports_answers_with(mem, alice):
+    async def script(client):
+        tea = await call(client, "remember", content="Prefers green tea", kind="preference")
+        block = await client.call_tool("context", {"query": "green tea"})
+        found = await call(client, "search", query="green tea")
+        recall_id = block.content[0].text.split("(recall id: ")[1].split(" ")[0]
+        linked = await call(client, "answered", recall_id=recall_id, answer_id="msg-1",
+                            answer="You like green tea.")
+        return tea, found, linked
+
+    tea, found, linked = session(mem, alice, script)
+    assert found["recall_id"] and linked == {"recall_id": linked["recall_id"], "answer_id": "msg-1",
+                                             "used": [tea["id"]]}
+    assert mem.answer_trace("msg-1", alice)[0].memories[0].used is True
+
+
+def test_a_reviewers_server_decides_pending_changes(db_path, clock):
+    from engram.governance.rules import ApprovalRule, ApprovalRules
+    from engram.server.mcp import create_mcp_server
+
+    org = Scope("acme", ("orgs", "acme"))
+    rules = ApprovalRules((ApprovalRule("org", namespaces=("orgs/*",)),))
+    with Memory(SQLiteStore(db_path), embedder=FakeHashEmbedder(), clock=clock, approvals=rules,
+                settings=Settings(auto_worker=False)) as memory:
+        async def agent(client):
+            names = {t.name for t in (await client.list_tools()).tools}
+            held = await client.call_tool("remember", {"content": "Offices close at 6pm"})
+            return names, held
+
+        async def review(client):
+            pending = (await call(client, "pending_approvals"))["items"]
+            written = await call(client, "approve", pending_id=pending[0]["id"], reason="correct")
+            return pending, written
+
+        async def run(script, **options):
+            async with Client(create_mcp_server(memory, org, **options)) as client:
+                return await script(client)
+
+        names, held = anyio.run(lambda: run(agent))
+        pending, written = anyio.run(lambda: run(review, reviewer="maria"))
+    assert "approve" not in names and held.is_error and "awaits approval" in held.content[0].text
+    assert pending[0]["changes"][0]["content"] == "Offices close at 6pm" and pending[0]["rule"].startswith("org")
+    assert written["written"][0]["content"] == "Offices close at 6pm"

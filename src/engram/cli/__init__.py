@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import bench_cmd, chat_cmd, eval_cmd, mcp_cmd, pipeline_cmds, serve_cmd
+from . import bench_cmd, chat_cmd, eval_cmd, governance_cmds, mcp_cmd, pipeline_cmds, serve_cmd
 from .app import app
 
 pipeline_cmds.register(app)
@@ -11,6 +11,7 @@ serve_cmd.register(app)
 mcp_cmd.register(app)
 bench_cmd.register(app)
 eval_cmd.register(app)
+governance_cmds.register(app)
 
 
 def main() -> None:

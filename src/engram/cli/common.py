@@ -17,6 +17,7 @@ from ..errors import (
     ConflictError,
     EngramError,
     NotFoundError,
+    PendingApprovalError,
     PermissionDeniedError,
     StorageError,
     ValidationError,
@@ -34,6 +35,7 @@ EXIT_CODES: tuple[tuple[type[EngramError], int], ...] = (
     (NotFoundError, 3),
     (ConflictError, 4),
     (PermissionDeniedError, 5),
+    (PendingApprovalError, 7),  # held for a reviewer: `engram approvals`
     (StorageError, 6),
     (EngramError, 1),
 )

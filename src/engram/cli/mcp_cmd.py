@@ -17,6 +17,8 @@ def mcp(
     tenant: TenantOption = "default",
     agent: Annotated[str | None, typer.Option("--agent", "-a", help="Scope agents/<agent>/users/<user>")] = None,
     db: DbOption = None,
+    reviewer: Annotated[str | None, typer.Option(
+        "--reviewer", help="Add the approval tools, deciding as this person (for a reviewer's client)")] = None,
 ) -> None:
     """Serve the memory tools over MCP (stdio) for one fixed user: the model cannot choose another scope."""
     try:
@@ -26,7 +28,7 @@ def mcp(
         raise typer.Exit(2) from None
     scope = run(lambda: Scope.for_user(tenant, user, agent=agent))
     with opened(db) as memory:
-        server = create_mcp_server(memory, scope)
+        server = create_mcp_server(memory, scope, reviewer=reviewer)
         errors.print(f"engram mcp: memories of {scope} on stdio")
         server.run("stdio")
 

@@ -150,6 +150,10 @@ class GovernanceFacade:
             raise InvalidValueError("a reveal needs the actor it is audited under")
         return _keys.reveal(self.core, self._governed(record_id, scope), actor=actor, reason=reason)
 
+    def tenants(self) -> list[str]:
+        """The tenants that hold memories."""
+        return self.core.store.tenants()
+
     # -- helpers ------------------------------------------------------------------------------
 
     def _governed(self, record_id: str, scope: Scope) -> MemoryRecord:

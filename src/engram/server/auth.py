@@ -1,10 +1,17 @@
 """Who is calling: the tenant of an API key, or the one tenant of a server run without
-keys. The tenant never comes from a request body or query."""
+keys. The tenant never comes from a request body or query.
+
+A key may carry permissions beyond reading and writing its tenant's memories, in
+brackets after the tenant: ``key=acme[review+reveal]`` — ``review`` decides pending
+changes and judges write samples, ``reveal`` shows encrypted personal data. Without
+keys (single-tenant mode) the one caller has every permission."""
 
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 from ..errors import ConfigError, InvalidScopeError
 from ..model import check_label
@@ -12,6 +19,19 @@ from ..model import check_label
 API_KEYS_ENV = "ENGRAM_API_KEYS"
 TENANT_ENV = "ENGRAM_TENANT"
 DEFAULT_TENANT = "default"
+PERMISSIONS = ("review", "reveal")
+_WITH_PERMISSIONS = re.compile(r"^(?P<tenant>.+)\[(?P<permissions>[a-z+]*)\]$", re.S)
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    tenant: str
+    permissions: frozenset[str]
+    key_id: str  # a fingerprint of the key (never the key), for the audit
+
+    @property
+    def actor(self) -> str:
+        return f"http:{self.key_id}"
 
 
 class Unauthorized(Exception):
@@ -50,7 +70,7 @@ class Tenancy:
             raise ConfigError("api_keys is empty: pass None to run single-tenant, or at least one key")
         self.default_tenant = _tenant(default_tenant)
         self._tenants = None if api_keys is None else {
-            _digest(key): _tenant(tenant) for key, tenant in api_keys.items()
+            _digest(key): _tenant_and_permissions(tenant) for key, tenant in api_keys.items()
         }
 
     @property
@@ -58,20 +78,24 @@ class Tenancy:
         return self._tenants is None
 
     def tenant_for(self, api_key: str | None) -> str:
+        return self.caller_for(api_key).tenant
+
+    def caller_for(self, api_key: str | None) -> Caller:
         if self._tenants is None:
-            return self.default_tenant
+            return Caller(self.default_tenant, frozenset(PERMISSIONS), "local")
         if not api_key:
             raise Unauthorized("an API key is required: send Authorization: Bearer <key>")
-        tenant = self._tenants.get(_digest(api_key))
-        if tenant is None:
+        digest = _digest(api_key)
+        found = self._tenants.get(digest)
+        if found is None:
             raise Unauthorized("the API key is not valid")
-        return tenant
+        return Caller(found[0], found[1], digest.hex()[:8])
 
     def describe(self) -> str:
         if self._tenants is None:
             return (f"single-tenant mode: every request acts as tenant {self.default_tenant!r} with no API key "
                     f"(set {API_KEYS_ENV}=key=tenant,... to require keys)")
-        keys, tenants = len(self._tenants), len(set(self._tenants.values()))
+        keys, tenants = len(self._tenants), len({tenant for tenant, _ in self._tenants.values()})
         return f"API keys required: {_count(keys, 'key')} for {_count(tenants, 'tenant')}"
 
 
@@ -83,6 +107,18 @@ def _digest(key: str) -> bytes:
     if not isinstance(key, str) or not key:
         raise ConfigError("API keys must be non-empty strings")
     return hashlib.sha256(key.encode("utf-8")).digest()
+
+
+def _tenant_and_permissions(value: str) -> tuple[str, frozenset[str]]:
+    """``acme`` or ``acme[review+reveal]``."""
+    found = _WITH_PERMISSIONS.match(value) if isinstance(value, str) else None
+    if found is None:
+        return _tenant(value), frozenset()
+    permissions = frozenset(p for p in found.group("permissions").split("+") if p)
+    unknown = permissions - set(PERMISSIONS)
+    if unknown:
+        raise ConfigError(f"unknown API key permission(s) {sorted(unknown)}; known: {', '.join(PERMISSIONS)}")
+    return _tenant(found.group("tenant")), permissions
 
 
 def _tenant(tenant: str) -> str:

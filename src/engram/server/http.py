@@ -34,6 +34,7 @@ from ..errors import (
     ValidationError,
 )
 from ..memory import Memory
+from . import governance
 from .auth import DEFAULT_TENANT, Tenancy, Unauthorized
 from .responses import HealthOut
 from .routes import v1_router
@@ -67,6 +68,7 @@ def create_app(memory: Memory, *, api_keys: Mapping[str, str] | None, tenant: st
     app.state.memory = memory
     app.state.tenancy = tenancy
     app.include_router(v1_router(memory, _tenant_dependency(tenancy), api_keys=not tenancy.single_tenant))
+    governance.install(app, memory, tenancy, BEARER)  # approvals, recalls, reviews, quality, /metrics, reveal
     _add_error_handlers(app)
 
     @app.get("/healthz", response_model=HealthOut, tags=["ops"])

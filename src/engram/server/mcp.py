@@ -2,7 +2,8 @@
 
     engram mcp --user alice [--tenant acme] [--agent support] [--db memory.db]
 
-Tools: remember, search, context, add, forget, history; resource ``engram://memory``
+Tools: remember, search, context, add, forget, history, answered (and, for a reviewer,
+pending_approvals, approve, reject: mcp_governance.py); resource ``engram://memory``
 (the user's memories as a block). No tool takes a tenant, user or namespace: the
 scope is the one given at start, so the model cannot reach another user's memories,
 and a record id from another scope answers "not found"."""
@@ -20,6 +21,7 @@ from ..errors import EngramError
 from ..memory import Memory
 from ..model import MemoryRecord, Scope, Source, Status
 from ..search.context import HEADINGS, KIND_ORDER
+from .mcp_governance import add_governance_tools, recall_note
 from .requests import MessageIn
 
 ACTOR = "mcp"
@@ -31,12 +33,16 @@ INSTRUCTIONS = (
     "Long-term memory about the user you are talking with. Call `context` (or `search`) "
     "before answering when earlier conversations may matter; call `remember` for a durable "
     "fact, preference or rule the user states, or `add` with the recent turns to let engram "
-    "extract and reconcile them; `forget` when the user asks you to."
+    "extract and reconcile them; `forget` when the user asks you to. After answering with recalled "
+    "memories, call `answered` with the recall id they came with."
 )
 
 
-def create_mcp_server(memory: Memory, scope: Scope, *, name: str = "engram", actor: str = ACTOR) -> MCPServer:
-    """Tools bound to ``scope``. The caller keeps ownership of ``memory`` (and closes it)."""
+def create_mcp_server(
+    memory: Memory, scope: Scope, *, name: str = "engram", actor: str = ACTOR, reviewer: str | None = None,
+) -> MCPServer:
+    """Tools bound to ``scope``. The caller keeps ownership of ``memory`` (and closes it).
+    ``reviewer`` (the person deciding) adds the approval tools."""
     if not isinstance(scope, Scope):
         raise TypeError(f"scope must be an engram.Scope, got {type(scope).__name__}")
     server: MCPServer = MCPServer(name, instructions=INSTRUCTIONS, version=__version__)
@@ -55,15 +61,16 @@ def create_mcp_server(memory: Memory, scope: Scope, *, name: str = "engram", act
     @server.tool()
     def search(query: str, k: int = 5, kinds: list[KindName] | None = None) -> dict[str, Any]:
         """Find the user's memories relevant to a query, best first, with scores."""
-        hits = _call(lambda: memory.search(query, scope, k=k, kinds=kinds))
-        return {"hits": [{**_summary(h.record), "score": round(h.score, 4)} for h in hits]}
+        found = _call(lambda: memory.recall(query, scope, k=k, kinds=kinds, actor=actor))
+        return {"hits": [{**_summary(h.record), "score": round(h.score, 4)} for h in found.hits],
+                "recall_id": found.id}
 
     @server.tool()
     def context(query: str, budget_tokens: int = 800) -> str:
         """The block of the user's memories relevant to a query, grouped by kind and within
         a token budget, ready to read before answering."""
         block = _call(lambda: memory.context(query, scope, budget_tokens=budget_tokens, actor=actor))
-        return block.text or "(no relevant memories)"
+        return (block.text or "(no relevant memories)") + recall_note(block.recall_id)
 
     @server.tool()
     def add(messages: list[MessageIn], thread_id: str | None = None) -> dict[str, Any]:
@@ -73,7 +80,7 @@ def create_mcp_server(memory: Memory, scope: Scope, *, name: str = "engram", act
         turns = [m.model_dump() for m in messages]
         result = _call(lambda: memory.add(turns, scope, thread_id=thread_id, force=True, actor=actor))
         events = [{"event": e.event, "content": e.content, "kind": e.kind.value if e.kind else None,
-                   "reason": e.reason, "id": e.record_id} for e in result.events]
+                   "reason": e.reason, "id": e.record_id, "pending_id": e.pending_id} for e in result.events]
         return {"events": events, "error": result.error}
 
     @server.tool()
@@ -98,6 +105,7 @@ def create_mcp_server(memory: Memory, scope: Scope, *, name: str = "engram", act
         page = _call(lambda: memory.list(scope, limit=BLOCK_LIMIT, statuses=(Status.ACTIVE,)), ResourceError)
         return render_block(list(page.items))
 
+    add_governance_tools(server, memory, scope, reviewer=reviewer)
     return server
 
 

@@ -98,6 +98,7 @@ class ContextOut(BaseModel):
     tokens: int
     dropped: int
     hits: list[HitOut]
+    recall_id: str | None = None  # link the answer to it: POST /v1/recalls/{recall_id}/answer
 
 
 class UsageOut(BaseModel):
@@ -114,6 +115,7 @@ class AddEventOut(BaseModel):
     version: int | None
     target_id: str | None
     source_message_ids: list[str]
+    pending_id: str | None = None  # PENDING: the change awaiting approval (/v1/approvals)
 
 
 class AddOut(BaseModel):
@@ -204,14 +206,14 @@ def hit_data(hit: SearchHit) -> dict[str, Any]:
 
 def context_data(block: ContextBlock) -> dict[str, Any]:
     return {"text": block.text, "tokens": block.tokens, "dropped": block.dropped,
-            "hits": [hit_data(h) for h in block.hits]}
+            "hits": [hit_data(h) for h in block.hits], "recall_id": block.recall_id}
 
 
 def add_data(result: AddResult) -> dict[str, Any]:
     events = [
         {"event": e.event, "content": e.content, "kind": e.kind.value if e.kind else None, "reason": e.reason,
          "record_id": e.record_id, "version": e.version, "target_id": e.target_id,
-         "source_message_ids": list(e.source_message_ids)}
+         "source_message_ids": list(e.source_message_ids), "pending_id": e.pending_id}
         for e in result.events
     ]
     usage = {"prompt_tokens": result.usage.prompt_tokens, "completion_tokens": result.usage.completion_tokens}

@@ -1,0 +1,101 @@
+"""`engram approvals list | show | approve | reject`: decide changes held by an approval rule."""
+
+from __future__ import annotations
+
+import getpass
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from ..governance.shapes import pending_data
+from .common import (
+    AgentOption,
+    DbOption,
+    JsonOption,
+    NsOption,
+    TenantOption,
+    console,
+    opened,
+    print_json,
+    record_to_data,
+    run,
+    scope_from,
+)
+
+approvals = typer.Typer(help="Changes held by an approval rule: list, approve (optionally edited), reject.",
+                        no_args_is_help=True)
+UserOpt = Annotated[str | None, typer.Option("--user", "-u", help="User id (scope users/<id>)")]
+ReviewerOpt = Annotated[str | None, typer.Option("--reviewer", envvar="ENGRAM_REVIEWER",
+                                                 help="Who decides (audited); default cli:<login>")]
+
+
+def reviewer_name(given: str | None) -> str:
+    return given or f"cli:{getpass.getuser()}"
+
+
+@approvals.command("list")
+def list_cmd(
+    status: Annotated[str, typer.Option(help="pending, approved, rejected, expired, or all")] = "pending",
+    limit: int = 50,
+    db: DbOption = None, tenant: TenantOption = "default", user: UserOpt = None, agent: AgentOption = None,
+    ns: NsOption = None, json_out: JsonOption = False,
+) -> None:
+    """Pending changes of a scope and below it (the whole tenant by default), oldest first."""
+    with opened(db) as memory:
+        scope = run(lambda: scope_from(tenant, user, agent, ns))
+        found = run(lambda: memory.approvals(scope, status=None if status == "all" else status, limit=limit))
+    if json_out:
+        print_json([pending_data(p) for p in found])
+        return
+    table = Table(title=f"{len(found)} {status} change(s)")
+    for column in ("id", "status", "proposed by", "operation", "content", "namespace", "rule", "expires"):
+        table.add_column(column, overflow="fold")
+    for p in found:
+        table.add_row(p.id, p.status.value, p.actor, "+".join(c.operation.value for c in p.changes),
+                      p.record.content, "/".join(p.namespace), p.rule, p.expires_at.isoformat(timespec="minutes"))
+    console.print(table)
+
+
+@approvals.command("show")
+def show(pending_id: str, db: DbOption = None, tenant: TenantOption = "default") -> None:
+    """One pending change with every proposed record state."""
+    with opened(db) as memory:
+        found = run(lambda: memory.pending_change(pending_id, scope_from(tenant, None, None, None)))
+    print_json(pending_data(found))
+
+
+@approvals.command("approve")
+def approve(
+    pending_id: str,
+    reason: Annotated[str | None, typer.Option(help="Why (audited)")] = None,
+    content: Annotated[str | None, typer.Option(help="Edit the content before approving")] = None,
+    importance: Annotated[float | None, typer.Option(help="Edit the importance before approving")] = None,
+    reviewer: ReviewerOpt = None, db: DbOption = None, tenant: TenantOption = "default", json_out: JsonOption = False,
+) -> None:
+    """Write a pending change, as the reviewer (a record changed since is a conflict, exit 4)."""
+    edit = {k: v for k, v in (("content", content), ("importance", importance)) if v is not None}
+    with opened(db) as memory:
+        written = run(lambda: memory.approve(pending_id, scope_from(tenant, None, None, None),
+                                             reviewer=reviewer_name(reviewer), reason=reason, edit=edit))
+    if json_out:
+        print_json([record_to_data(r) for r in written])
+        return
+    console.print(f"approved {pending_id}: wrote " + ", ".join(f"{r.id} v{r.version}" for r in written))
+
+
+@approvals.command("reject")
+def reject(
+    pending_id: str,
+    reason: Annotated[str, typer.Option(help="Why (audited)")],
+    reviewer: ReviewerOpt = None, db: DbOption = None, tenant: TenantOption = "default",
+) -> None:
+    """Refuse a pending change: nothing of it is written; the audit keeps the reason."""
+    with opened(db) as memory:
+        run(lambda: memory.reject(pending_id, scope_from(tenant, None, None, None), reviewer=reviewer_name(reviewer),
+                                  reason=reason))
+    console.print(f"rejected {pending_id}")
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(approvals, name="approvals")
