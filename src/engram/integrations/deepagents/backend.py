@@ -11,13 +11,19 @@ path; every write is a new version with an audit row, made through ``Memory``.
 Paths arrive relative to the route (CompositeBackend strips "/memories"); ``mount``
 is only used to show the model the path it used in messages. Used on its own,
 ``root="/memories/"`` makes the backend accept only paths below it.
+
+A write an approval rule holds (e.g. ``ApprovalRule("policies", paths=("/policies/*",))``)
+pauses the agent with LangGraph ``interrupt()`` until a person resumes it with
+``Command(resume="approve" | "reject" | {"action": "edit", "content": ...})``; the tool
+then reports what was decided. With ``approvals="queue"`` (or outside a graph) the
+tool answers that the change awaits approval, and reviewers decide it elsewhere.
 """
 
 from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from deepagents.backends.protocol import (
     BackendProtocol,
@@ -39,11 +45,14 @@ from deepagents.backends.utils import (
     perform_string_replacement,
     slice_read_response,
 )
+from langgraph.types import interrupt
 from wcmatch import glob as wcglob
 
-from ...errors import ConflictError, EngramError, InvalidValueError, PermissionDeniedError
+from ...errors import ConflictError, EngramError, InvalidValueError, PendingApprovalError, PermissionDeniedError
+from ...governance.values import PendingChange
 from ...memory import Memory
 from ...model import MemoryRecord, Scope
+from .. import _approval
 from .._slots import Slots
 from . import _files as files
 from .policies import FileOperation, FilePolicy, FileWriteIntent
@@ -64,6 +73,9 @@ class EngramBackend(BackendProtocol):
       raising PermissionDeniedError with a reason the model sees.
     - ``edit`` is a compare-and-swap: an edit based on a read older than the file's
       current version is refused with an error telling the model to read again.
+    - ``approvals``: "interrupt" (a held write waits for a person inside the graph) or
+      "queue" (the tool says it awaits approval); ``reviewer``: who decides when the
+      resume value does not say.
     """
 
     def __init__(
@@ -81,8 +93,14 @@ class EngramBackend(BackendProtocol):
         validate_skills: bool = True,
         application: bool = False,
         tracker: files.ReadTracker | None = None,
+        approvals: Literal["interrupt", "queue"] = "interrupt",
+        reviewer: str = "deepagents:reviewer",
     ) -> None:
         Scope(tenant)
+        if approvals not in ("interrupt", "queue"):
+            raise InvalidValueError(f"approvals must be 'interrupt' or 'queue', got {approvals!r}")
+        self.approvals = approvals
+        self.reviewer = reviewer
         self.memory = memory
         if callable(namespace):
             self.namespace: NamespaceFactory | tuple[str, ...] = namespace
@@ -246,7 +264,12 @@ class EngramBackend(BackendProtocol):
                 seen = self.tracker.seen(self._thread(), scope, local)
                 if seen is not None and seen != current.version:
                     return WriteResult(error=self._stale(local, seen, current.version))
-            self._save(scope, local, content, "write", current)
+            try:
+                self._save(scope, local, content, "write", current)
+            except PendingApprovalError as held:
+                refused = self._await_approval(held.pending, scope, local)
+                if refused:
+                    return WriteResult(error=refused)
             return WriteResult(path=file_path)
         except EngramError as exc:
             return WriteResult(error=self._message(exc, file_path))
@@ -270,7 +293,12 @@ class EngramBackend(BackendProtocol):
             if isinstance(replaced, str):
                 return EditResult(error=replaced)
             text, occurrences = replaced
-            self._save(scope, local, text, "edit", current)
+            try:
+                self._save(scope, local, text, "edit", current)
+            except PendingApprovalError as held:
+                refused = self._await_approval(held.pending, scope, local)
+                if refused:
+                    return EditResult(error=refused)
             return EditResult(path=file_path, occurrences=int(occurrences))
         except EngramError as exc:
             return EditResult(error=self._message(exc, file_path))
@@ -349,12 +377,48 @@ class EngramBackend(BackendProtocol):
         if read_only is None:
             read_only = current.read_only if current is not None else False
         value = files.file_value(local, text, read_only=read_only)
+        proposed = self._proposed(scope, local, value.content, actor)
+        if proposed is not None:  # the tool re-ran on resume: the same proposal, not a second one
+            raise PendingApprovalError(proposed)
         record = self._slots.put(
             scope, local, value, actor=actor, expected_version=current.version if current is not None else 0,
             override_read_only=self.application, reason=f"{operation} {self._show(local)}",
         )
         self.tracker.saw(self._thread(), scope, local, record.version)
         return record
+
+    # -- approvals ---------------------------------------------------------------------------
+
+    def _proposed(self, scope: Scope, local: str, content: str, actor: str) -> PendingChange | None:
+        if self.approvals != "interrupt" or self.application:
+            return None
+        found = self.memory.approvals(scope, record_id=self._slots.id(scope, local), limit=20)
+        return next((p for p in found if p.actor == actor and p.record.content == content), None)
+
+    def _await_approval(self, pending: PendingChange, scope: Scope, local: str) -> str | None:
+        """Wait for a person (interrupt) and carry out the decision; returns the error the
+        model sees when the write did not happen, None when it was approved."""
+        waiting = (f"Error: the change to '{self._show(local)}' needs approval (pending change {pending.id}, "
+                   f"{pending.rule}); it is not written yet. Tell the user it awaits a reviewer.")
+        if self.approvals != "interrupt" or self.application:
+            return waiting
+        try:
+            answer = interrupt(_approval.payload([_approval.summary(pending)]))
+        except RuntimeError:  # not inside a graph: nobody to wait for here
+            return waiting
+        chosen = _approval.decisions(answer, [pending.id], self.reviewer)
+        outcomes = _approval.apply(self.memory, Scope(self.tenant), chosen)
+        if not outcomes:
+            return waiting
+        outcome = outcomes[0]
+        if outcome["decision"] == "approved":
+            for written in outcome.get("records", []):
+                self.tracker.saw(self._thread(), scope, local, int(written["version"]))
+            return None
+        if outcome["decision"] == "conflict":
+            return f"Error: the approved change to '{self._show(local)}' could not be written: {outcome['error']}"
+        reason = f": {outcome['reason']}" if outcome.get("reason") else ""
+        return f"Error: the change to '{self._show(local)}' was {outcome['decision']} by {outcome['by']}{reason}"
 
     def _run_policies(
         self, operation: FileOperation, local: str, content: str | None, previous: str | None, actor: str,
