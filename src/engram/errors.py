@@ -28,6 +28,11 @@ Driver and provider errors are translated at the boundary with ``raise ... from 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .governance.values import PendingChange
+
 
 class EngramError(Exception):
     """Base class of every error engram raises on purpose."""
@@ -81,10 +86,9 @@ class PendingApprovalError(EngramError):
     an ``engram.governance.values.PendingChange``) for a reviewer, and nothing else was
     written. ``Memory.approve`` / ``reject`` decide it."""
 
-    def __init__(self, pending: object) -> None:
+    def __init__(self, pending: PendingChange) -> None:
         self.pending = pending
-        rule = getattr(pending, "rule", "an approval rule")
-        super().__init__(f"pending change {getattr(pending, 'id', '?')} awaits approval ({rule})")
+        super().__init__(f"pending change {pending.id} awaits approval ({pending.rule})")
 
 
 class StorageError(EngramError):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import timedelta
+from functools import partial
 from typing import Annotated
 
 import typer
@@ -25,7 +26,8 @@ def metrics(
     pending approvals and recall latency."""
     with opened(db) as memory:
         tenants = [tenant] if tenant else run(memory.tenants)
-        reports = [run(lambda name=name: memory.quality(name, window=timedelta(hours=hours))) for name in tenants]
+        window = timedelta(hours=hours)
+        reports = [run(partial(memory.quality, name, window=window)) for name in tenants]
     if json_out:
         print_json([report_data(r) for r in reports])
         return

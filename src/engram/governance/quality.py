@@ -194,7 +194,8 @@ def report(
     core: WriteCore, tenant: str, *, since: datetime, repeat_window: timedelta = timedelta(hours=1),
 ) -> QualityReport:
     now = core.clock.now()
-    by_op = {op: core.store.audit(tenant, AuditQuery(operation=op, since=since, limit=_ALL)) for op in COUNTED}
+    by_op: dict[Operation, list[AuditEvent]] = {
+        op: core.store.audit(tenant, AuditQuery(operation=op, since=since, limit=_ALL)) for op in COUNTED}
     extracts = by_op[Operation.EXTRACT]
     recalls = core.store.recalls(tenant, RecallQuery(since=since, limit=_ALL))
     answered = [r for r in recalls if r.used is not None]

@@ -100,12 +100,12 @@ class ApprovalRule:
             if why is False:
                 return None
             if why:
-                reasons.append(why)
+                reasons.append(str(why))
         for why in (self._pii(pii_kinds), self._actor(intent.actor)):
             if why is False:
                 return None
             if why:
-                reasons.append(why)
+                reasons.append(str(why))
         if self.when is not None:
             if not self.when(intent):
                 return None

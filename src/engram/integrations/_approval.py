@@ -88,7 +88,7 @@ def _one(value: Any, reviewer: str) -> Decision:
 
 def apply(memory: Memory, scope: Scope, chosen: Mapping[str, Decision]) -> list[dict[str, Any]]:
     """Carry out decisions; returns one outcome per pending id (written contents on approval)."""
-    outcomes = []
+    outcomes: list[dict[str, Any]] = []
     for pending_id, decision in chosen.items():
         current = memory.pending_change(pending_id, scope)
         if current.status is not PendingStatus.PENDING:
