@@ -260,8 +260,10 @@ class AddRun:
     def _new_record(self, candidate: Candidate, content: str, now: datetime) -> MemoryRecord:
         record = build_record(self._draft(candidate, content, now), self.scope, now, self.core.max_content_chars,
                               self.core.embedder.name)
-        if self.core.store.get(self.scope.tenant, [record.id]):  # same fact, forgotten meanwhile
+        existing = self.core.store.get(self.scope.tenant, [record.id])
+        if existing and existing[0].status is not Status.ACTIVE:  # same fact, forgotten meanwhile
             record = replace(record, id=new_id())
+        # an active one was written by a concurrent add(): the insert conflicts, the retry sees a NOOP
         return record
 
     def _draft(self, candidate: Candidate, content: str, now: datetime) -> MemoryDraft:
