@@ -52,8 +52,9 @@ def chat(
     memory = run(lambda: Memory.open(db, settings=Settings(), llm=llm))
     saver = run(lambda: default_checkpointer(memory))
     try:
+        # a fact an approval rule holds waits for a reviewer (`engram approvals`), not for the chat
         graph = run(lambda: build_memory_graph(model, memory, checkpointer=saver, tenant=tenant, last_n=last_n,
-                                               budget_tokens=budget, actor=f"chat:{user}"))
+                                               budget_tokens=budget, actor=f"chat:{user}", approvals="queue"))
         thread_id = thread or uuid.uuid4().hex[:12]
         console.print(f"[dim]engram chat · user {user} · thread {thread_id} · /exit to leave[/dim]")
         chat_loop(graph, user, thread_id, read=_read_line, write=console.print)
@@ -85,6 +86,9 @@ def chat_loop(graph: Any, user: str, thread_id: str, *, read: Callable[[], str |
         write(_text(state["messages"][-1].content), markup=False)
         for fact in state.get("remembered") or []:
             write(f"[dim]  remembered: {fact}[/dim]")
+        for held in state.get("awaiting") or []:
+            write(f"[dim]  awaiting approval: {held['changes'][0]['content']} (engram approvals show {held['id']})"
+                  "[/dim]", markup=True)
 
 
 def _read_line() -> str | None:
