@@ -16,7 +16,8 @@ try:
 except ImportError:  # tests/ collected as a package
     from tests.conformance import pgtools
 
-TABLES = ("memories", "memory_versions", "audit_log", "lexicon", "tenant_state", "jobs")
+TABLES = ("memories", "memory_versions", "audit_log", "lexicon", "tenant_state", "jobs", "pending_changes", "recalls",
+          "write_samples")
 
 
 @pytest.fixture(scope="module")
@@ -44,6 +45,7 @@ def setup(server):
     for scope in (acme, globex):
         record = memory.remember(f"{scope.tenant} secret", scope)
         memory.update(record.id, scope, content=f"{scope.tenant} secret v2")
+        memory.context(f"{scope.tenant} secret", scope)  # a recall row per tenant (governance tables)
     server.sql(f"GRANT USAGE ON SCHEMA {schema} TO {reader}")
     server.sql(f"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA {schema} TO {reader}")
     yield memory, schema, owner, reader

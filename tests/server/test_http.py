@@ -83,6 +83,13 @@ def test_openapi_lists_every_route_with_auth_and_error_shapes(client):
         ("/v1/purge", "post"), ("/v1/search", "post"), ("/v1/context", "post"), ("/v1/add", "post"),
         ("/v1/jobs", "get"), ("/v1/audit", "get"), ("/v1/stats", "get"), ("/v1/export", "get"),
         ("/v1/import", "post"), ("/healthz", "get"),
+        # governance (docs/GOVERNANCE.md, tests/server/test_http_governance.py)
+        ("/v1/approvals", "get"), ("/v1/approvals/{pending_id}", "get"),
+        ("/v1/approvals/{pending_id}/approve", "post"), ("/v1/approvals/{pending_id}/reject", "post"),
+        ("/v1/recall", "post"), ("/v1/recalls/{recall_id}/answer", "post"), ("/v1/recalls/{ident}", "get"),
+        ("/v1/memories/{record_id}/why", "get"), ("/v1/memories/{record_id}/reveal", "post"),
+        ("/v1/reviews/sample", "post"), ("/v1/reviews", "get"), ("/v1/reviews/{sample_id}", "post"),
+        ("/v1/quality", "get"), ("/metrics", "get"),
     }
     assert spec["components"]["securitySchemes"]["HTTPBearer"] == {
         "type": "http", "scheme": "bearer", "description": "An API key: Authorization: Bearer <key>"}

@@ -1,6 +1,6 @@
 """The Prometheus text exposition format (version 0.0.4) of quality reports, for
-``GET /metrics``. Counts cover the report's window (``engram serve --metrics-hours``,
-default 24 h) and are exposed as gauges; pending approvals are the count now."""
+``GET /metrics``. Counts cover the report's window (``?hours=``, default 24) and are
+exposed as gauges; pending approvals are the count now."""
 
 from __future__ import annotations
 

@@ -34,7 +34,7 @@ from ..memory import Memory
 from .auth import Caller, Tenancy
 from .requests import MAX_K, ScopeIn
 from .responses import hit_data as _hit_data
-from .routes import QueryScope
+from .routes import ERROR_RESPONSES, QueryScope
 
 ACTOR = "http"
 DEFAULT_HOURS = 24.0
@@ -103,11 +103,13 @@ class RevealIn(_Body):
 def install(app: FastAPI, memory: Memory, tenancy: Tenancy, bearer: Any) -> None:
     """The governance routes, ``GET /metrics`` and the 202 answer of a held write."""
     caller_of = _caller_dependency(tenancy, bearer)
-    app.include_router(governance_router(memory, caller_of))
+    errors = {status: answer for status, answer in ERROR_RESPONSES.items()
+              if not tenancy.single_tenant or status != 401}
+    app.include_router(governance_router(memory, caller_of), responses=errors)
     app.add_exception_handler(PendingApprovalError, _held)
 
     @app.get("/metrics", response_class=PlainTextResponse, tags=["ops"],
-             responses={200: {"content": {CONTENT_TYPE: {}}, "description": "Prometheus text exposition"}})
+             responses={**errors, 200: {"content": {CONTENT_TYPE: {}}, "description": "Prometheus text exposition"}})
     def metrics(caller: Annotated[Caller, Depends(caller_of)],
                 hours: Annotated[float, Query(gt=0, le=24 * 366)] = DEFAULT_HOURS) -> PlainTextResponse:
         """Quality figures of the caller's tenant over the last ``hours`` (Prometheus text format)."""
@@ -122,6 +124,12 @@ async def _held(request: Request, exc: Exception) -> JSONResponse:
 
 
 def _caller_dependency(tenancy: Tenancy, bearer: Any) -> Callable[..., Caller]:
+    if tenancy.single_tenant:  # no key asked, none documented
+        def only_caller() -> Caller:
+            return tenancy.caller_for(None)
+
+        return only_caller
+
     def caller_of(credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]) -> Caller:
         return tenancy.caller_for(credentials.credentials if credentials else None)
 
