@@ -85,6 +85,9 @@ def chat_loop(graph: Any, user: str, thread_id: str, *, read: Callable[[], str |
         write(_text(state["messages"][-1].content), markup=False)
         for fact in state.get("remembered") or []:
             write(f"[dim]  remembered: {fact}[/dim]")
+        if state.get("extraction_error"):
+            write(f"[yellow]  nothing was remembered from this turn: extraction failed "
+                  f"({state['extraction_error']})[/yellow]")
 
 
 def _read_line() -> str | None:

@@ -30,7 +30,7 @@ def serve(
         errors.print(f"[red]error:[/red] engram serve needs the server extra: pip install 'engram[server]' ({exc})")
         raise typer.Exit(2) from None
     api_keys = run(lambda: parse_api_keys(os.environ.get(API_KEYS_ENV)))
-    with opened(db) as memory:
+    with opened(db, create=True) as memory:
         app = run(lambda: create_app(memory, api_keys=api_keys, tenant=tenant))
         errors.print(f"engram serve: {app.state.tenancy.describe()}")
         if api_keys is None and host not in LOOPBACK:

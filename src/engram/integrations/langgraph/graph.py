@@ -34,6 +34,7 @@ class MemoryGraphState(MessagesState, total=False):
     extracted: int  # how many messages of the thread have gone through extraction
     pending: list[str]  # memories the last extraction wrote
     remembered: list[str]  # the same, once saved to the state
+    extraction_error: str | None  # why the last extraction failed (nothing was stored), else None
 
 
 def build_memory_graph(
@@ -81,10 +82,10 @@ def build_memory_graph(
         messages = list(state["messages"])
         turns, ids = _turns(messages[state.get("extracted", 0) :])
         if not turns:
-            return {"extracted": len(messages), "pending": []}
+            return {"extracted": len(messages), "pending": [], "extraction_error": None}
         result = memory.add(turns, user_scope(config), thread_id=_thread(config), message_ids=ids)
         written = [event.content for event in result.events if event.event in WRITTEN]
-        return {"extracted": len(messages), "pending": written}
+        return {"extracted": len(messages), "pending": written, "extraction_error": getattr(result, "error", None)}
 
     def after_extract(state: MemoryGraphState) -> str:
         return "save" if state.get("pending") else END
