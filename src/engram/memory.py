@@ -439,11 +439,14 @@ class Memory:
         category: str | None = None,
         tags: Sequence[str] | None = None,
         metadata: Mapping[str, Any] | None = None,
+        created_after: datetime | None = None,
+        created_before: datetime | None = None,
     ) -> Page:
         if offset < 0 or limit <= 0:
             raise InvalidValueError("offset must be >= 0 and limit > 0")
         where = record_filter(scope, include_descendants=include_descendants, kinds=kinds, statuses=statuses,
-                              category=category, tags=tags, metadata=metadata)
+                              category=category, tags=tags, metadata=metadata, created_after=created_after,
+                              created_before=created_before)
         items = self.store.query(scope.tenant, where, limit=limit + 1, offset=offset)
         more = len(items) > limit
         return Page(tuple(items[:limit]), offset + limit if more else None)

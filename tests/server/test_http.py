@@ -82,7 +82,7 @@ def test_openapi_lists_every_route_with_auth_and_error_shapes(client):
         ("/v1/memories/{record_id}/purge", "post"), ("/v1/memories/{record_id}/history", "get"),
         ("/v1/purge", "post"), ("/v1/search", "post"), ("/v1/context", "post"), ("/v1/add", "post"),
         ("/v1/jobs", "get"), ("/v1/audit", "get"), ("/v1/stats", "get"), ("/v1/export", "get"),
-        ("/v1/import", "post"), ("/healthz", "get"),
+        ("/v1/import", "post"), ("/healthz", "get"), ("/v1/me", "get"), ("/v1/namespaces", "get"),
     }
     assert spec["components"]["securitySchemes"]["HTTPBearer"] == {
         "type": "http", "scheme": "bearer", "description": "An API key: Authorization: Bearer <key>"}

@@ -11,7 +11,7 @@ with ``api_keys=None`` the app is single-tenant and needs no key. Errors are JSO
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from http import HTTPStatus
 from typing import Annotated, Any
 
@@ -35,6 +35,7 @@ from ..errors import (
 )
 from ..memory import Memory
 from .auth import DEFAULT_TENANT, Tenancy, Unauthorized
+from .inspector import add_docs, add_inspector
 from .responses import HealthOut
 from .routes import v1_router
 
@@ -55,18 +56,29 @@ BEARER = HTTPBearer(auto_error=False, description="An API key: Authorization: Be
 NOT_AN_OBJECT = frozenset({"model_attributes_type", "model_type", "dict_type"})
 
 
-def create_app(memory: Memory, *, api_keys: Mapping[str, str] | None, tenant: str = DEFAULT_TENANT) -> FastAPI:
+def create_app(
+    memory: Memory, *, api_keys: Mapping[str, str] | None, tenant: str = DEFAULT_TENANT,
+    reveal_keys: Iterable[str] = (), reveal: bool = False, ui: bool = True,
+) -> FastAPI:
     """The app. ``api_keys`` maps each key to its tenant; None runs single-tenant as
-    ``tenant``. The caller keeps ownership of ``memory`` (and closes it)."""
-    tenancy = Tenancy(api_keys, tenant)
+    ``tenant``. ``reveal_keys`` (or ``reveal`` without keys) may see decrypted PII.
+    ``ui`` serves the memory inspector at /ui. The caller keeps ownership of
+    ``memory`` (and closes it)."""
+    tenancy = Tenancy(api_keys, tenant, reveal_keys=reveal_keys, reveal=reveal)
     app = FastAPI(
         title="engram",
         version=__version__,
         description="Long-term memory for AI agents. " + tenancy.describe() + ".",
+        docs_url=None,
+        redoc_url=None,
     )
     app.state.memory = memory
     app.state.tenancy = tenancy
-    app.include_router(v1_router(memory, _tenant_dependency(tenancy), api_keys=not tenancy.single_tenant))
+    app.include_router(v1_router(memory, _tenant_dependency(tenancy), _reveal_dependency(tenancy),
+                                 api_keys=not tenancy.single_tenant))
+    add_docs(app)
+    if ui:
+        add_inspector(app)
     _add_error_handlers(app)
 
     @app.get("/healthz", response_model=HealthOut, tags=["ops"])
@@ -75,6 +87,19 @@ def create_app(memory: Memory, *, api_keys: Mapping[str, str] | None, tenant: st
         return {"status": "ok", "version": __version__}
 
     return app
+
+
+def _reveal_dependency(tenancy: Tenancy):
+    if tenancy.single_tenant:
+        def fixed() -> bool:
+            return tenancy.may_reveal(None)
+
+        return fixed
+
+    def may_reveal(credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(BEARER)]) -> bool:
+        return tenancy.may_reveal(credentials.credentials if credentials else None)
+
+    return may_reveal
 
 
 def _tenant_dependency(tenancy: Tenancy):

@@ -177,6 +177,17 @@ class PurgedOut(BaseModel):
     purged: int
 
 
+class MeOut(BaseModel):
+    tenant: str
+    may_reveal: bool
+    single_tenant: bool
+    version: str
+
+
+class NamespacesOut(BaseModel):
+    items: list[list[str]]
+
+
 class HealthOut(BaseModel):
     status: str
     version: str

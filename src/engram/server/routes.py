@@ -6,6 +6,7 @@ its thread pool. (No ``from __future__ import annotations`` here: FastAPI reads 
 
 import io
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query, Request, Response
@@ -15,6 +16,7 @@ from fastapi.responses import StreamingResponse
 from pydantic import AwareDatetime
 from pydantic import ValidationError as PydanticValidationError
 
+from .. import __version__
 from ..errors import InvalidValueError, PermissionDeniedError
 from ..jsonl import ImportResult, OnConflict, parse_lines
 from ..memory import Memory
@@ -53,6 +55,8 @@ from .responses import (
     HistoryOut,
     ImportOut,
     JobsOut,
+    MeOut,
+    NamespacesOut,
     PageOut,
     PurgedOut,
     RecordOut,
@@ -61,6 +65,7 @@ from .responses import (
     StatsOut,
 )
 from .streaming import stream_export
+from .views import View, choose_view, shown, shown_hit, shown_version
 
 ACTOR = "http"
 NDJSON = "application/x-ndjson"
@@ -96,12 +101,35 @@ QueryScope = Annotated[ScopeIn, Depends(scope_query)]
 Limit = Annotated[int, Query(ge=1, le=MAX_K)]
 
 
-def v1_router(memory: Memory, tenant_of: Callable[..., str], *, api_keys: bool) -> APIRouter:
-    """``tenant_of`` is the dependency naming the caller's tenant; ``api_keys`` says
-    whether it asks for a key (so that 401 is documented only where it can happen)."""
+def v1_router(memory: Memory, tenant_of: Callable[..., str], may_reveal_of: Callable[..., bool], *,
+              api_keys: bool) -> APIRouter:
+    """``tenant_of`` is the dependency naming the caller's tenant (``may_reveal_of``:
+    whether it may see decrypted PII); ``api_keys`` says whether they ask for a key (so
+    that 401 is documented only where it can happen)."""
     errors = {status: answer for status, answer in ERROR_RESPONSES.items() if api_keys or status != 401}
     router = APIRouter(prefix="/v1", responses=errors)
     Tenant = Annotated[str, Depends(tenant_of)]
+    MayReveal = Annotated[bool, Depends(may_reveal_of)]
+
+    def view_of(
+        may_reveal: MayReveal,
+        mask: Annotated[bool, Query(description="Show personal data in the text as [EMAIL], [PHONE] …")] = False,
+        reveal: Annotated[bool, Query(description="Decrypt encrypted personal data (keys in ENGRAM_REVEAL_KEYS)")]
+        = False,
+    ) -> View:
+        return choose_view(mask=mask, reveal_pii=reveal, may_reveal=may_reveal)
+
+    Shown = Annotated[View, Depends(view_of)]
+
+    @router.get("/me", response_model=MeOut, tags=["ops"])
+    def me(tenant: Tenant, may_reveal: MayReveal) -> dict[str, Any]:
+        """Who the caller is: the key's tenant and what it may do."""
+        return {"tenant": tenant, "may_reveal": may_reveal, "single_tenant": not api_keys, "version": __version__}
+
+    @router.get("/namespaces", response_model=NamespacesOut, tags=["memories"])
+    def namespaces(tenant: Tenant, scope: QueryScope) -> dict[str, Any]:
+        """The namespaces at or below a scope that hold memories."""
+        return {"items": [list(ns) for ns in memory.namespaces(scope.resolve(tenant))]}
 
     @router.post("/memories", status_code=201, response_model=RecordOut, tags=["memories"])
     def remember(body: RememberIn, tenant: Tenant) -> dict[str, Any]:
@@ -117,7 +145,7 @@ def v1_router(memory: Memory, tenant_of: Callable[..., str], *, api_keys: bool) 
 
     @router.get("/memories", response_model=PageOut, tags=["memories"])
     def list_memories(
-        tenant: Tenant, scope: QueryScope,
+        tenant: Tenant, scope: QueryScope, view: Shown,
         offset: Annotated[int, Query(ge=0)] = 0,
         limit: Limit = 50,
         include_descendants: bool = False,
@@ -125,16 +153,19 @@ def v1_router(memory: Memory, tenant_of: Callable[..., str], *, api_keys: bool) 
         status: Annotated[list[Status] | None, Query(description="Repeatable; default active")] = None,
         category: str | None = None,
         tag: Annotated[list[str] | None, Query(description="Repeatable; every tag must be present")] = None,
+        created_after: AwareDatetime | None = None,
+        created_before: AwareDatetime | None = None,
     ) -> dict[str, Any]:
         """Memories in a scope, a page at a time (next_offset is null on the last page)."""
         page = memory.list(scope.resolve(tenant), offset=offset, limit=limit, include_descendants=include_descendants,
-                           kinds=kind, statuses=status or (Status.ACTIVE,), category=category, tags=tag)
-        return page_data(page)
+                           kinds=kind, statuses=status or (Status.ACTIVE,), category=category, tags=tag,
+                           created_after=created_after, created_before=created_before)
+        return page_data(replace(page, items=tuple(shown(r, view) for r in page.items)))
 
     @router.get("/memories/{record_id}", response_model=RecordOut, tags=["memories"])
-    def get(record_id: str, tenant: Tenant, scope: QueryScope) -> dict[str, Any]:
+    def get(record_id: str, tenant: Tenant, scope: QueryScope, view: Shown) -> dict[str, Any]:
         """One memory, any status (404 outside the caller's tenant or the given scope)."""
-        return record_data(memory.get(record_id, scope.resolve(tenant)))
+        return record_data(shown(memory.get(record_id, scope.resolve(tenant)), view))
 
     @router.patch("/memories/{record_id}", response_model=RecordOut, tags=["memories"])
     def update(record_id: str, body: ChangeIn, tenant: Tenant, scope: QueryScope) -> dict[str, Any]:
@@ -179,15 +210,15 @@ def v1_router(memory: Memory, tenant_of: Callable[..., str], *, api_keys: bool) 
         return purged_data(memory.purge_scope(scope, reason=body.reason, actor=ACTOR))
 
     @router.get("/memories/{record_id}/history", response_model=HistoryOut, tags=["memories"])
-    def history(record_id: str, tenant: Tenant, scope: QueryScope) -> dict[str, Any]:
+    def history(record_id: str, tenant: Tenant, scope: QueryScope, view: Shown) -> dict[str, Any]:
         """Every version of a memory: who changed it, when and why."""
-        return history_data(memory.history(record_id, scope.resolve(tenant)))
+        return history_data(shown_version(v, view) for v in memory.history(record_id, scope.resolve(tenant)))
 
     @router.post("/search", response_model=SearchOut, tags=["retrieval"])
-    def search(body: SearchIn, tenant: Tenant) -> dict[str, Any]:
+    def search(body: SearchIn, tenant: Tenant, view: Shown) -> dict[str, Any]:
         """Hybrid search inside a scope; each hit carries its score and the signals behind it."""
         hits = memory.search(body.query, body.scope.resolve(tenant), **body.options())
-        return hits_data(hits)
+        return hits_data(shown_hit(h, view) for h in hits)
 
     @router.post("/context", response_model=ContextOut, tags=["retrieval"])
     def context(body: ContextIn, tenant: Tenant) -> dict[str, Any]:
