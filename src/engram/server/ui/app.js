@@ -36,7 +36,7 @@ const engram = (() => {
       else if (name.startsWith("on")) node.addEventListener(name.slice(2), value);
       else node.setAttribute(name, value === true ? "" : value);
     }
-    for (const child of children.flat()) {
+    for (const child of children.flat(Infinity)) {
       if (child !== null && child !== undefined && child !== false) {
         node.append(child instanceof Node ? child : document.createTextNode(String(child)));
       }
@@ -71,7 +71,8 @@ const engram = (() => {
     const data = response.headers.get("content-type")?.includes("json") ? await response.json() : null;
     if (response.status === 401) {
       $("[data-testid=key-form]").hidden = false;
-      throw new Error(t("needKey"));
+      $("[data-testid=key-input]").focus();
+      throw new NeedKey(t("needKey"));
     }
     if (!response.ok) throw new Error(data ? `${data.error}: ${data.message}` : `${response.status}`);
     return data;
@@ -85,11 +86,14 @@ const engram = (() => {
     return state.reveal ? { reveal: "true" } : { mask: "true" };
   }
 
+  class NeedKey extends Error {}
+
   async function guarded(action) {
     try {
       return await action();
     } catch (error) {
-      toast(`${t("error")}: ${error.message}`, true);
+      if (error instanceof NeedKey) toast(error.message);
+      else toast(`${t("error")}: ${error.message}`, true);
       return undefined;
     }
   }
@@ -122,6 +126,7 @@ const engram = (() => {
   async function boot() {
     const me = await guarded(() => api("GET", "/v1/me"));
     if (!me) return;
+    $(".toast").hidden = true;
     state.me = me;
     $("[data-testid=tenant]").textContent = `${t("tenant")}: ${me.tenant}${me.single_tenant ? ` (${t("single")})` : ""}`;
     const spec = await guarded(() => api("GET", "/openapi.json"));
@@ -234,7 +239,7 @@ const engram = (() => {
     const [record, history, audit] = loaded;
     state.open = record;
     const detail = $("[data-testid=detail]");
-    detail.querySelector(".detail-body").replaceChildren(...renderDetail(record, history.items, audit.items));
+    detail.querySelector(".detail-body").replaceChildren(...renderDetail(record, history.items, audit.items).filter(Boolean));
     detail.hidden = false;
     document.body.classList.add("detail-open");
   }
@@ -373,8 +378,8 @@ const engram = (() => {
     let i = 0, j = 0;
     while (i < a.length || j < b.length) {
       if (i < a.length && j < b.length && a[i] === b[j]) { push("span", a[i]); i++; j++; }
-      else if (j < b.length && (i >= a.length || table[i][j + 1] >= table[i + 1][j])) { push("ins", b[j]); j++; }
-      else { push("del", a[i]); i++; }
+      else if (i < a.length && (j >= b.length || table[i + 1][j] >= table[i][j + 1])) { push("del", a[i]); i++; }
+      else { push("ins", b[j]); j++; }
     }
     return out.map((part) => el(part.tag, { text: part.text }));
   }
