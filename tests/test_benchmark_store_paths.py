@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 from engram import ConflictError, MemoryDraft
-from engram.model import Operation
 from engram.store.base import RecordFilter
-from engram.writes import batch_of, build_record, change
+from engram.writes import build_record
+from store_rows import creates
 
 
 def _vector_contents(memory, scope, query="offer code starts"):
@@ -64,21 +64,19 @@ def test_vectors_from_the_cache_equal_the_stored_ones(memory, alice, bob):
 
 def _create(memory, scope, content, record_id):
     record = build_record(MemoryDraft(content, id=record_id), scope, memory.clock.now(), 8000, memory.embedder.name)
-    vector = memory.embedder.embed([content])[0]
-    return change(record, operation=Operation.CREATE, actor="t", at=record.created_at, reason=None,
-                  embedding=vector, expected_version=None)
+    return record, memory.embedder.embed([content])[0]
 
 
 def test_a_create_of_an_existing_id_conflicts_and_writes_nothing(memory, alice):
-    memory.store.apply(batch_of("acme", [_create(memory, alice, "first", "id-1")]))
-    batch = batch_of("acme", [_create(memory, alice, "second", "id-2"), _create(memory, alice, "again", "id-1")])
+    memory.store.apply(creates("acme", [_create(memory, alice, "first", "id-1")]))
+    batch = creates("acme", [_create(memory, alice, "second", "id-2"), _create(memory, alice, "again", "id-1")])
     with pytest.raises(ConflictError, match="id-1 already exists"):
         memory.store.apply(batch)
     assert [r.content for r in memory.store.get("acme", ["id-1", "id-2"])] == ["first"]
 
 
 def test_the_same_id_twice_in_one_batch_conflicts(memory, alice):
-    batch = batch_of("acme", [_create(memory, alice, "one", "dup"), _create(memory, alice, "two", "dup")])
+    batch = creates("acme", [_create(memory, alice, "one", "dup"), _create(memory, alice, "two", "dup")])
     with pytest.raises(ConflictError, match="dup already exists"):
         memory.store.apply(batch)
     assert memory.store.get("acme", ["dup"]) == []

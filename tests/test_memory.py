@@ -112,13 +112,13 @@ def test_read_only_memories_refuse_changes_unless_overridden(memory, alice):
 
 
 def test_policy_hook_can_refuse_a_write_and_nothing_is_stored(memory, alice):
-    def no_secrets(intent):
-        if intent.record is not None and "password" in intent.record.content.lower():
-            raise PermissionDeniedError("policy: credentials are never stored")
+    def no_budgets(intent):
+        if intent.record is not None and "budget" in intent.record.content.lower():
+            raise PermissionDeniedError("policy: budgets need approval")
 
-    memory.policies.append(no_secrets)
-    with pytest.raises(PermissionDeniedError, match="credentials"):
-        memory.remember_many(["ok fact", "my password is hunter2"], alice)
+    memory.policies.append(no_budgets)
+    with pytest.raises(PermissionDeniedError, match="approval"):
+        memory.remember_many(["ok fact", "the travel budget is 500"], alice)
     assert memory.list(alice).items == ()
 
 

@@ -4,8 +4,6 @@ import functools
 import json
 import threading
 
-import pytest
-
 from engram import Kind, Memory, Operation, PermissionDeniedError, Settings, Status, USEEmbedder
 from engram.llm.fake import ScriptedLLM
 from engram.model import JobStatus
@@ -103,16 +101,19 @@ def test_pii_is_masked_or_refused_before_writing(db_path, clock, alice):
         assert stored.sensitivity.value == "personal"
 
 
-def test_one_refused_write_leaves_the_whole_add_unwritten(db_path, clock, alice):
+def test_a_refused_candidate_is_skipped_and_the_rest_is_written(db_path, clock, alice):
     def refuse_budgets(intent):
         if intent.record is not None and "budget" in intent.record.content:
             raise PermissionDeniedError("needs approval")
 
     with scripted_memory(db_path, clock, answer(("fact", "Team is called Apollo"), ("rule", "Travel budget is 500"))) as m:
         m.policies.append(refuse_budgets)
-        with pytest.raises(PermissionDeniedError):
-            m.add(SAY, alice)
-        assert m.list(alice).items == () and m.audit(alice) == []
+        events = m.add(SAY, alice).events
+        assert [(e.event, e.content) for e in events] == [("ADD", "Team is called Apollo"),
+                                                          ("SKIPPED", "Travel budget is 500")]
+        assert "needs approval" in events[1].reason
+        assert [r.content for r in m.list(alice).items] == ["Team is called Apollo"]
+        assert [e.operation.value for e in m.audit(alice)].count("create") == 1
 
 
 def test_same_fact_twice_concurrently_yields_one_record(db_path, clock, alice):
@@ -200,3 +201,19 @@ def test_llm_reconciler_may_only_touch_records_it_was_shown(db_path, clock, alic
         # the LLM named a record it was not shown: the guard refuses and the rules decide
         assert event.event == "SUPERSEDE" and "LLM failed" in event.reason
         assert len(m.list(alice).items) == 1
+
+
+def test_every_invalid_item_from_the_model_is_a_skipped_event(db_path, clock, alice):
+    junk = json.dumps({"memories": [{"kind": "gossip", "content": "Ana likes tea", "confidence": 0.9,
+                                     "importance": 0.8, "source_ids": ["m1"]},
+                                    {"kind": "fact", "content": "", "source_ids": ["m1"]},
+                                    "not an object"]})
+    with scripted_memory(db_path, clock, junk, junk) as m:
+        result = m.add(SAY, alice)
+        assert [e.event for e in result.events] == ["SKIPPED"] * 3
+        assert "unknown kind 'gossip'" in result.events[0].reason and result.events[0].content == "Ana likes tea"
+        assert all(e.reason.startswith("invalid item from the model") for e in result.events)
+        job = m.add(SAY, alice, background=True).job_id
+        m.drain_jobs()
+        done = next(j for j in m.jobs() if j.id == job)
+        assert done.status.value == "done" and len(done.result["events"]) == 3

@@ -5,10 +5,11 @@ from datetime import UTC
 import pytest
 
 from engram import ConfigError, InvalidValueError, Kind, Scope
+from engram.errors import PIIForbiddenError
 from engram.model import MemoryRecord
+from engram.pii import PIIPolicy, find_pii, reveal, screen_record
 from engram.pipeline.candidate import Candidate
 from engram.pipeline.gate import GatePolicy, gate
-from engram.pipeline.pii import PIIPolicy, apply_pii_policy, find_pii, reveal
 from engram.pipeline.reconcile import ReconcilePolicy, Similar, decide_by_rules
 
 
@@ -50,11 +51,12 @@ def test_no_false_pii_in_ordinary_numbers():
 
 def test_mask_allow_forbid():
     policy = PIIPolicy(default="mask", actions={"email": "allow", "secret": "forbid"})
-    masked = apply_pii_policy(cand("Phone 13812345678, mail a@b.co"), policy).candidate
+    masked = screen_record(record("Phone 13812345678, mail a@b.co"), policy)
     assert masked.content == "Phone [PHONE], mail a@b.co"
-    assert masked.metadata["sensitivity"] == "personal"
-    refused = apply_pii_policy(cand("password: hunter2"), policy)
-    assert refused.candidate is None and "secret" in refused.reason
+    assert masked.sensitivity.value == "personal"
+    with pytest.raises(PIIForbiddenError, match="secret") as refused:
+        screen_record(record("password: hunter2"), policy)
+    assert refused.value.kinds == ("secret",)
 
 
 def test_encrypt_keeps_a_searchable_mask_and_reveals_with_the_key():
@@ -62,7 +64,7 @@ def test_encrypt_keeps_a_searchable_mask_and_reveals_with_the_key():
 
     key = Fernet.generate_key().decode()
     policy = PIIPolicy(actions={"phone": "encrypt"}, encryption_key=key)
-    stored = apply_pii_policy(cand("User's phone is 13812345678"), policy).candidate
+    stored = screen_record(record("User's phone is 13812345678"), policy)
     assert "13812345678" not in stored.content and "[PHONE#1]" in stored.content
     assert reveal(stored.content, stored.metadata, key) == "User's phone is 13812345678"
 
@@ -70,7 +72,7 @@ def test_encrypt_keeps_a_searchable_mask_and_reveals_with_the_key():
 def test_encrypt_without_a_key_is_a_config_error(monkeypatch):
     monkeypatch.delenv("ENGRAM_ENCRYPTION_KEY", raising=False)
     with pytest.raises(ConfigError, match="ENGRAM_ENCRYPTION_KEY"):
-        apply_pii_policy(cand("phone 13812345678"), PIIPolicy(actions={"phone": "encrypt"}))
+        screen_record(record("phone 13812345678"), PIIPolicy(actions={"phone": "encrypt"}))
 
 
 def record(content, kind=Kind.FACT, category=None, rid="r1") -> MemoryRecord:

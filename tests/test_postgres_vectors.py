@@ -79,18 +79,13 @@ def _vectors(count: int, dim: int, seed: int, center: np.ndarray | None = None) 
 def _load(store: PostgresStore, tenant: str, scope: Scope, vectors: np.ndarray, model: str) -> list[str]:
     from datetime import datetime
 
-    from engram import Operation
-    from engram.writes import MemoryDraft, batch_of, build_record, change
+    from engram.writes import MemoryDraft, build_record
+    from store_rows import creates
 
     now = datetime(2026, 1, 1, tzinfo=UTC)
-    changes = []
-    for i, vector in enumerate(vectors):
-        record = build_record(MemoryDraft(f"item {i}"), scope, now, 8000, model)
-        changes.append(change(record, operation=Operation.CREATE, actor="t", at=now, reason=None,
-                              embedding=vector, expected_version=None))
-
-    store.apply(batch_of(tenant, changes))
-    return [c[0].record.id for c in changes]
+    rows = [(build_record(MemoryDraft(f"item {i}"), scope, now, 8000, model), v) for i, v in enumerate(vectors)]
+    store.apply(creates(tenant, rows))
+    return [record.id for record, _ in rows]
 
 
 def test_small_scopes_are_exact_and_big_ones_use_hnsw_with_a_fallback(server, schema):

@@ -8,6 +8,9 @@ PINNED = {
     "MigrationError", "NotAnEngramDatabaseError", "NotFoundError", "Operation", "Page", "PermissionDeniedError",
     "Policy", "Scope", "SearchHit", "Sensitivity", "Settings", "Signals", "Source", "Stats", "Status",
     "StorageError", "SystemClock", "USEEmbedder", "ValidationError", "Version", "WriteIntent", "__version__",
+    # the write path's public types (issue 10)
+    "AddEvent", "AddResult", "ImportResult", "Job", "JobStatus", "MaintenanceReport", "PIIForbiddenError",
+    "PIIPolicies", "PIIPolicy",
 }
 
 

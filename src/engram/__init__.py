@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from .clock import Clock, FakeClock, SystemClock
 from .config import Settings
+from .core import Policy, WriteIntent
 from .embed import E5Embedder, Embedder, FakeHashEmbedder, USEEmbedder
 from .errors import (
     BenchmarkDataError,
@@ -31,12 +32,17 @@ from .errors import (
     NotAnEngramDatabaseError,
     NotFoundError,
     PermissionDeniedError,
+    PIIForbiddenError,
     StorageError,
     ValidationError,
 )
-from .memory import Memory, Policy, WriteIntent
+from .jsonl import ImportResult
+from .maintenance import MaintenanceReport
+from .memory import Memory
 from .model import (
     AuditEvent,
+    Job,
+    JobStatus,
     Kind,
     MemoryRecord,
     Message,
@@ -51,12 +57,16 @@ from .model import (
     Status,
     Version,
 )
+from .pii import PIIPolicies, PIIPolicy
+from .pipeline.run import AddEvent, AddResult
 from .search.context import ContextBlock
 from .writes import MemoryDraft
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "AddEvent",
+    "AddResult",
     "AuditEvent",
     "BenchmarkDataError",
     "Clock",
@@ -71,14 +81,18 @@ __all__ = [
     "FakeClock",
     "FakeHashEmbedder",
     "ImportFormatError",
+    "ImportResult",
     "InvalidContentError",
     "InvalidScopeError",
     "InvalidValueError",
+    "Job",
+    "JobStatus",
     "Kind",
     "LLMError",
     "LLMRateLimitError",
     "LLMResponseError",
     "LLMTimeoutError",
+    "MaintenanceReport",
     "Memory",
     "MemoryDraft",
     "MemoryRecord",
@@ -87,6 +101,9 @@ __all__ = [
     "NotAnEngramDatabaseError",
     "NotFoundError",
     "Operation",
+    "PIIForbiddenError",
+    "PIIPolicies",
+    "PIIPolicy",
     "Page",
     "PermissionDeniedError",
     "Policy",

@@ -48,6 +48,9 @@ class Settings(BaseSettings):
         3600.0, ge=0, description="how often a worker expires and consolidates memories (0: never)"
     )
     record_recalls: bool = Field(True, description="log which memories context() served, in the audit")
+    pii_policy: str | None = Field(
+        None, description="PII policy per tenant: JSON text or a .json/.toml file (docs/CONCEPTS.md, PII)"
+    )
 
     def retrieval(self) -> RetrievalSettings:
         return RetrievalSettings(

@@ -9,6 +9,7 @@
     ├── NotFoundError              no such record in the caller's scope
     ├── ConflictError              a compare-and-swap lost: the record changed meanwhile
     ├── PermissionDeniedError      read-only memory, refused by a policy hook
+    │   └── PIIForbiddenError      the PII policy forbids storing what was found
     ├── StorageError               the database failed (driver errors are translated once)
     │   ├── NotAnEngramDatabaseError
     │   ├── MigrationError
@@ -64,6 +65,14 @@ class ConflictError(EngramError):
 
 class PermissionDeniedError(EngramError, PermissionError):
     pass
+
+
+class PIIForbiddenError(PermissionDeniedError):
+    """The tenant's PII policy forbids storing a kind of personal data the text holds."""
+
+    def __init__(self, message: str, *, kinds: tuple[str, ...]) -> None:
+        super().__init__(message)
+        self.kinds = kinds
 
 
 class StorageError(EngramError):

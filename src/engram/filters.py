@@ -8,9 +8,9 @@ from typing import Any
 
 from .errors import InvalidValueError
 from .model import Kind, Scope, Status, as_tags, parse_enum
-from .store.base import MetadataCondition, RecordFilter, TimeRange
+from .store.base import MetadataCondition, MetadataOp, RecordFilter, TimeRange
 
-_OPS = {"$eq": "eq", "$ne": "ne", "$gt": "gt", "$gte": "gte", "$lt": "lt", "$lte": "lte"}
+_OPS: dict[str, MetadataOp] = {"$eq": "eq", "$ne": "ne", "$gt": "gt", "$gte": "gte", "$lt": "lt", "$lte": "lte"}
 
 
 def metadata_conditions(metadata: Mapping[str, Any] | None) -> tuple[MetadataCondition, ...]:
@@ -54,7 +54,7 @@ def record_filter(
 ) -> RecordFilter:
     if not isinstance(scope, Scope):
         raise InvalidValueError(f"scope must be an engram.Scope, got {type(scope).__name__}")
-    ranges = ()
+    ranges: tuple[TimeRange, ...] = ()
     if created_after is not None or created_before is not None:
         ranges = (TimeRange("created_at", created_after, created_before),)
     return RecordFilter(

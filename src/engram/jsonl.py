@@ -5,17 +5,16 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, replace
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import IO, Any, Literal
 
-from .embed.base import Embedder
+from .core import Change, WriteCore
 from .errors import ConflictError, EngramError, ImportFormatError, InvalidValueError
 from .model import MemoryRecord, Operation, Scope, Version
-from .search.tokenize import index_text
-from .store.base import AuditDraft, RecordFilter, RecordWrite, Store, WriteBatch
+from .store.base import RecordFilter, Store
 from .store.codec import record_from_data, record_to_data, version_from_data, version_to_data
 
 FORMAT = "engram.export"
@@ -103,41 +102,21 @@ def _parse_record_line(line: str, number: int, tenant: str) -> ExportedRecord:
     return ExportedRecord(record, versions)
 
 
-def import_batch(
-    store: Store,
-    tenant: str,
-    items: list[ExportedRecord],
-    embed: Callable[[list[str]], Any],
-    model: str,
-    *,
-    actor: str,
-    at: Any,
-    on_conflict: OnConflict,
-) -> tuple[WriteBatch, int]:
-    """One batch for the whole import (all-or-nothing) and the number of records skipped.
-    A replaced record is purged first (the batch applies purges before writes), so its
-    history becomes exactly the imported one."""
-    existing = {r.id for r in store.get(tenant, [item.record.id for item in items])}
+def import_changes(
+    core: WriteCore, tenant: str, items: list[ExportedRecord], *, actor: str, on_conflict: OnConflict
+) -> tuple[list[Change], int]:
+    """The changes of one import (written in one transaction) and the number of records
+    skipped. A replaced record is purged first (the store applies purges before writes),
+    so its history becomes exactly the imported one."""
+    existing = {r.id: r for r in core.store.get(tenant, [item.record.id for item in items])}
     if existing and on_conflict == "error":
         raise ConflictError(f"{len(existing)} imported records already exist (e.g. {min(existing)}); "
                             "pass on_conflict='skip' or 'replace'")
     chosen = [item for item in items if on_conflict == "replace" or item.record.id not in existing]
-    vectors = embed([item.record.indexed_text for item in chosen]) if chosen else []
-    writes, versions, audit = [], [], []
-    for item, vector in zip(chosen, vectors):
-        record = replace(item.record, embedding_model=model)
-        writes.append(RecordWrite(record, index_text(record.indexed_text), vector, None))
-        versions += item.versions
-        audit.append(AuditDraft(actor=actor, operation=Operation.IMPORT, at=at, record_id=record.id,
-                                version=record.version, namespace=record.scope.namespace))
-    batch = WriteBatch(
-        tenant,
-        records=tuple(writes),
-        versions=tuple(versions),
-        audit=tuple(audit),
-        purge_ids=tuple(item.record.id for item in chosen if item.record.id in existing),
-    )
-    return batch, len(items) - len(chosen)
+    purges = [Change(Operation.PURGE, None, existing[item.record.id], actor, "replaced by an import")
+              for item in chosen if item.record.id in existing]
+    imports = [Change(Operation.IMPORT, item.record, None, actor, history=item.versions) for item in chosen]
+    return purges + imports, len(items) - len(chosen)
 
 
 def open_text(source: str | Path | IO[str]) -> IO[str]:
@@ -171,8 +150,7 @@ def _write_lines(handle: IO[str], lines: Iterable[str]) -> int:
 
 
 def import_from(
-    store: Store, embedder: Embedder, source: str | Path | IO[str], *, on_conflict: OnConflict, actor: str,
-    at: datetime,
+    core: WriteCore, source: str | Path | IO[str], *, on_conflict: OnConflict, actor: str
 ) -> ImportResult:
     if on_conflict not in ("error", "skip", "replace"):
         raise InvalidValueError(f"on_conflict must be error, skip or replace, not {on_conflict!r}")
@@ -182,8 +160,6 @@ def import_from(
     finally:
         if handle is not source:
             handle.close()
-    batch, skipped = import_batch(store, header["tenant"], items, embedder.embed, embedder.name, actor=actor, at=at,
-                                  on_conflict=on_conflict)
-    if batch.records:
-        store.apply(batch)
-    return ImportResult(imported=len(batch.records), skipped=skipped, tenant=header["tenant"])
+    changes, skipped = import_changes(core, header["tenant"], items, actor=actor, on_conflict=on_conflict)
+    imported = core.write(changes) if changes else []
+    return ImportResult(imported=len(imported), skipped=skipped, tenant=header["tenant"])

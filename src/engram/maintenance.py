@@ -13,17 +13,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .core import Change, WriteCore, retired_by
 from .model import MemoryRecord, Operation, Status
 from .pipeline.reconcile import normalized
-from .store.base import RecordFilter, TimeRange
-from .writes import batch_of, change, retire
-
-if TYPE_CHECKING:
-    from .memory import Memory
+from .store.base import RecordFilter, TimeField, TimeRange
+from .writes import retire
 
 DUPLICATE_SIMILARITY = 0.95
 ACTOR = "maintenance"
@@ -35,29 +32,24 @@ class MaintenanceReport:
     consolidated: int
 
 
-def _due(memory: Memory, tenant: str, field: str, now: datetime) -> list[MemoryRecord]:
+def _due(core: WriteCore, tenant: str, field: TimeField, now: datetime) -> list[MemoryRecord]:
     where = RecordFilter(descendants=True, statuses=(Status.ACTIVE,), time_ranges=(TimeRange(field, before=now),))
-    return memory.store.query(tenant, where, limit=10_000)
+    return core.store.query(tenant, where, limit=10_000)
 
 
-def expire_due(memory: Memory, tenant: str, now: datetime) -> int:
+def expire_due(core: WriteCore, tenant: str, now: datetime) -> int:
     total = 0
-    while count := _expire_batch(memory, tenant, now):
+    while count := _expire_batch(core, tenant, now):
         total += count
     return total
 
 
-def _expire_batch(memory: Memory, tenant: str, now: datetime) -> int:
-    due = {r.id: r for field in ("expires_at", "valid_to") for r in _due(memory, tenant, field, now)}
-    changes = []
-    for record in due.values():
-        expired = retire(record, Status.EXPIRED, now)
-        vector = memory.store.vectors(tenant, [record.id], memory.embedder.name).get(record.id)
-        changes.append(change(expired, operation=Operation.EXPIRE, actor=ACTOR, at=now, reason="expired",
-                              embedding=vector, expected_version=record.version))
-    if changes:
-        memory.store.apply(batch_of(tenant, changes))
-    return len(changes)
+def _expire_batch(core: WriteCore, tenant: str, now: datetime) -> int:
+    fields: tuple[TimeField, ...] = ("expires_at", "valid_to")
+    due = {r.id: r for field in fields for r in _due(core, tenant, field, now)}
+    changes = [Change(Operation.EXPIRE, retire(record, Status.EXPIRED, now), record, ACTOR, "expired")
+               for record in due.values()]
+    return len(core.write(changes)) if changes else 0
 
 
 def _keep_order(record: MemoryRecord) -> tuple:
@@ -86,26 +78,22 @@ def duplicates_in(
     return pairs
 
 
-def consolidate(memory: Memory, tenant: str, now: datetime) -> int:
+def consolidate(core: WriteCore, tenant: str, now: datetime) -> int:
     folded = 0
-    for namespace in memory.store.namespaces(tenant):
-        records = memory.store.query(tenant, RecordFilter(namespace=namespace), limit=10_000)
-        vectors = memory.store.vectors(tenant, [r.id for r in records], memory.embedder.name)
-        changes = []
-        for duplicate, kept in duplicates_in(records, vectors):
-            retired = retire(duplicate, Status.SUPERSEDED, now, valid_to=now, superseded_by=kept.id)
-            changes.append(change(retired, operation=Operation.SUPERSEDE, actor=ACTOR, at=now,
-                                  reason=f"consolidated: repeats {kept.id}", embedding=vectors[duplicate.id],
-                                  expected_version=duplicate.version, detail={"superseded_by": kept.id}))
+    for namespace in core.store.namespaces(tenant):
+        records = core.store.query(tenant, RecordFilter(namespace=namespace), limit=10_000)
+        vectors = core.stored_vectors(tenant, [r.id for r in records])
+        changes = [retired_by(duplicate, kept.id, actor=ACTOR, reason=f"consolidated: repeats {kept.id}", at=now)
+                   for duplicate, kept in duplicates_in(records, vectors)]
         if changes:
-            memory.store.apply(batch_of(tenant, changes))
-            folded += len(changes)
+            folded += len(core.write(changes))
     return folded
 
 
-def maintain(memory: Memory, now: datetime) -> MaintenanceReport:
+def maintain(core: WriteCore) -> MaintenanceReport:
+    now = core.clock.now()
     expired = consolidated = 0
-    for tenant in memory.store.tenants():
-        expired += expire_due(memory, tenant, now)
-        consolidated += consolidate(memory, tenant, now)
+    for tenant in core.store.tenants():
+        expired += expire_due(core, tenant, now)
+        consolidated += consolidate(core, tenant, now)
     return MaintenanceReport(expired, consolidated)

@@ -1,17 +1,23 @@
-"""Memory: the facade that the CLI, HTTP, MCP and integrations all call."""
+"""Memory: the facade that the CLI, HTTP, MCP and integrations all call.
+
+It validates arguments, builds drafts and changes, and hands every write to the
+write core (core.py), the one path to the store; it has no write logic of its own.
+"""
 
 from __future__ import annotations
 
+import builtins
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, cast
 
 from . import jsonl, maintenance
 from .clock import Clock, SystemClock
 from .config import Settings
+from .core import Change, Policy, WriteCore, WriteIntent, superseding
 from .embed import Embedder, make_embedder
 from .embed.reindex import reindex_store
 from .errors import ConflictError, InvalidValueError, NotFoundError, PermissionDeniedError
@@ -24,7 +30,6 @@ from .model import (
     JobStatus,
     Kind,
     MemoryRecord,
-    Message,
     Operation,
     Page,
     Scope,
@@ -35,34 +40,24 @@ from .model import (
     Status,
     Version,
     parse_enum,
+    seen_at,
     utc,
 )
+from .pii import PIIPolicies, PIIPolicy
 from .pipeline import jobs
 from .pipeline.messages import normalize_messages
 from .pipeline.run import AddResult, AddRun, Pipeline
 from .replies import link_replies, threads_to_look_up
-from .search import tokenize
 from .search.context import ContextBlock, build_context
-from .search.retrieve import retrieve
+from .search.retrieve import Retriever, retrieve
 from .store import Store, open_store
-from .store.base import AuditDraft, AuditQuery, RecordFilter, TimeRange, Touch, WriteBatch
-from .writes import MemoryDraft, batch_of, build_record, change, retire, revise
+from .store.base import AuditQuery, RecordFilter, TimeRange
+from .writes import MemoryDraft, build_record, retire, revise
 
 DEFAULT_ACTOR = "app"
+_PAGE = 500
 
-
-@dataclass(frozen=True, slots=True)
-class WriteIntent:
-    """What a policy hook sees before a write; raise PermissionDeniedError to refuse."""
-
-    operation: Operation
-    actor: str
-    scope: Scope
-    record: MemoryRecord | None  # the state after the write (None for purge)
-    previous: MemoryRecord | None
-
-
-Policy = Callable[[WriteIntent], None]
+__all__ = ["DEFAULT_ACTOR", "Memory", "Policy", "WriteIntent"]
 
 
 class Memory:
@@ -78,17 +73,20 @@ class Memory:
         policies: Sequence[Policy] = (),
         llm: LLM | None = None,
         pipeline: Pipeline | None = None,
+        pii: PIIPolicy | PIIPolicies | None = None,
     ) -> None:
         self.settings = settings or Settings()
         self.store = store
         self.embedder = embedder or make_embedder(self.settings.embedder)
         self.clock = clock or SystemClock()
         self.policies = list(policies)
+        self.core = WriteCore(store, self.embedder, self.clock, policies=self.policies,
+                              pii=_pii_policies(pii, self.settings), max_content_chars=self.settings.max_content_chars)
         self._pipeline = pipeline
         self._llm = llm
         self._worker: jobs.Worker | None = None
         self._worker_lock = threading.Lock()
-        tokenize.set_cjk_mode(self.settings.cjk_tokenizer)
+        self._location: str | None = getattr(store, "path", None) or getattr(store, "url", None)
 
     @classmethod
     def open(
@@ -101,14 +99,26 @@ class Memory:
         policies: Sequence[Policy] = (),
         llm: LLM | None = None,
         pipeline: Pipeline | None = None,
+        pii: PIIPolicy | PIIPolicies | None = None,
     ) -> Memory:
         """Open a SQLite file (default ``ENGRAM_DB``) or a ``postgresql://`` URL."""
         settings = settings or Settings()
+        where = target or settings.db
         sqlite_options = {"busy_timeout_ms": settings.busy_timeout_ms, "cache_mb": settings.vector_cache_mb}
-        options = {} if _is_postgres(target or settings.db) else sqlite_options
-        store = open_store(target or settings.db, **options)
-        return cls(store, embedder=embedder, settings=settings, clock=clock, policies=policies, llm=llm,
-                   pipeline=pipeline)
+        store = open_store(where, **({} if _is_postgres(where) else sqlite_options))
+        memory = cls(store, embedder=embedder, settings=settings, clock=clock, policies=policies, llm=llm,
+                     pipeline=pipeline, pii=pii)
+        memory._location = memory._location or where
+        return memory
+
+    @property
+    def location(self) -> str:
+        """Where the memories live: a SQLite path (or ":memory:") or a PostgreSQL URL."""
+        return self._location or self.settings.db
+
+    @property
+    def dialect(self) -> str:
+        return self.store.dialect
 
     def close(self) -> None:
         self.stop_worker()
@@ -141,7 +151,8 @@ class Memory:
         source: Source | None = None,
         actor: str = DEFAULT_ACTOR,
     ) -> MemoryRecord:
-        """Store one memory as given (no extraction, no reconciliation)."""
+        """Store one memory as given (no extraction, no reconciliation); personal data
+        is screened by the tenant's PII policy like every write."""
         draft = MemoryDraft(
             content, kind, importance, confidence, category, tags, metadata, sensitivity, valid_from, valid_to,
             expires_at, read_only, source,
@@ -153,20 +164,11 @@ class Memory:
     ) -> list[MemoryRecord]:
         """Store many memories in one transaction, embedding them in one batch."""
         now = self.clock.now()
-        drafts = [MemoryDraft(d) if isinstance(d, str) else d for d in drafts]
+        given = [MemoryDraft(d) if isinstance(d, str) else d for d in drafts]
         if self.settings.reply_context:
-            drafts = link_replies(drafts, self._latest_turns(scope, threads_to_look_up(drafts), now))
-        records = [build_record(d, scope, now, self.settings.max_content_chars, self.embedder.name) for d in drafts]
-        for record in records:
-            self._check_policies(Operation.CREATE, actor, record, None)
-        vectors = self.embedder.embed([r.indexed_text for r in records]) if records else []
-        changes = [
-            change(r, operation=Operation.CREATE, actor=actor, at=now, reason=None, embedding=v, expected_version=None)
-            for r, v in zip(records, vectors)
-        ]
-        if changes:
-            self.store.apply(batch_of(scope.tenant, changes))
-        return records
+            given = link_replies(given, self._latest_turns(scope, threads_to_look_up(given), now))
+        records = [build_record(d, scope, now, self.settings.max_content_chars, self.embedder.name) for d in given]
+        return self.core.write([Change(Operation.CREATE, record, actor=actor) for record in records])
 
     def add(
         self,
@@ -183,20 +185,20 @@ class Memory:
         reconcile → write (one transaction). With ``background=True`` it returns at
         once with a job id; a worker (started on demand in this process, or
         `engram worker`) does the rest."""
-        if not isinstance(scope, Scope):
-            raise InvalidValueError(f"scope must be an engram.Scope, got {type(scope).__name__}")
+        _check_scope(scope)
         turns = normalize_messages(messages, message_ids)
         if not background:
             return self.run_add(turns, scope, thread_id=thread_id, actor=actor, force=force)
-        job = jobs.enqueue(self, turns, scope, thread_id, actor, force)
+        job = jobs.enqueue(self.core, turns, scope, thread_id, actor, force)
         if self.settings.auto_worker:
             self.start_worker()
         return AddResult((), True, "queued", self.pipeline.extractor.name, job_id=job.id)
 
     def run_add(
-        self, messages: Sequence[Message], scope: Scope, *, thread_id: str | None, actor: str, force: bool = False
+        self, messages: Sequence[Any], scope: Scope, *, thread_id: str | None, actor: str, force: bool = False
     ) -> AddResult:
-        return AddRun(self, self.pipeline, scope, thread_id, actor).run(messages, force=force)
+        """add() in this thread, on already normalised turns."""
+        return AddRun(self.core, self.pipeline, scope, thread_id, actor).run(messages, force=force)
 
     @property
     def pipeline(self) -> Pipeline:
@@ -214,7 +216,8 @@ class Memory:
         """Drain background jobs in a daemon thread of this process (idempotent)."""
         with self._worker_lock:
             if self._worker is None:
-                self._worker = jobs.Worker(self).start()
+                self._worker = jobs.Worker(self.core, lambda: self.pipeline, self.maintain,
+                                           maintenance_interval_s=self.settings.maintenance_interval_s).start()
 
     def stop_worker(self) -> None:
         with self._worker_lock:
@@ -227,7 +230,7 @@ class Memory:
 
     def drain_jobs(self, max_jobs: int | None = None) -> int:
         """Run due background jobs in this thread until none is due."""
-        return jobs.drain(self, max_jobs)
+        return jobs.drain(self.core, self.pipeline, max_jobs)
 
     def update(
         self,
@@ -246,12 +249,7 @@ class Memory:
             raise InvalidValueError("update needs at least one field to change")
         old = self._current(record_id, scope, expected_version, override_read_only)
         new = revise(old, changes, self.clock.now(), self.settings.max_content_chars)
-        self._check_policies(Operation.UPDATE, actor, new, old)
-        embedding = self._embedding_for(new, old)
-        write = change(new, operation=Operation.UPDATE, actor=actor, at=new.updated_at, reason=reason,
-                       embedding=embedding, expected_version=old.version)
-        self.store.apply(batch_of(scope.tenant, [write]))
-        return new
+        return self.core.write([Change(Operation.UPDATE, new, old, actor, reason)])[0]
 
     def supersede(
         self,
@@ -272,20 +270,8 @@ class Memory:
                         **fields}
         new = build_record(MemoryDraft(content, source=source, **draft_fields), old.scope, now,
                            self.settings.max_content_chars, self.embedder.name)
-        new = replace(new, supersedes=old.id)
-        retired = retire(old, Status.SUPERSEDED, now, valid_to=now, superseded_by=new.id)
-        self._check_policies(Operation.SUPERSEDE, actor, retired, old)
-        self._check_policies(Operation.CREATE, actor, new, None)
-        vector = self.embedder.embed([new.indexed_text])[0]
-        writes = [
-            change(retired, operation=Operation.SUPERSEDE, actor=actor, at=now, reason=reason,
-                   embedding=self._embedding_for(retired, old), expected_version=old.version,
-                   detail={"superseded_by": new.id}),
-            change(new, operation=Operation.CREATE, actor=actor, at=now, reason=reason, embedding=vector,
-                   expected_version=None, detail={"supersedes": old.id}),
-        ]
-        self.store.apply(batch_of(scope.tenant, writes))
-        return retired, new
+        created, retired = self.core.write(superseding(old, new, actor=actor, reason=reason, at=now))
+        return retired, created
 
     def forget(
         self, record_id: str, scope: Scope, *, reason: str | None = None, actor: str = DEFAULT_ACTOR,
@@ -296,11 +282,7 @@ class Memory:
         if old.status is Status.DELETED:
             return old
         new = retire(old, Status.DELETED, self.clock.now())
-        self._check_policies(Operation.FORGET, actor, new, old)
-        write = change(new, operation=Operation.FORGET, actor=actor, at=new.updated_at, reason=reason,
-                       embedding=self._embedding_for(new, old), expected_version=old.version)
-        self.store.apply(batch_of(scope.tenant, [write]))
-        return new
+        return self.core.write([Change(Operation.FORGET, new, old, actor, reason)])[0]
 
     def restore(
         self,
@@ -314,23 +296,21 @@ class Memory:
         **changes: Any,
     ) -> MemoryRecord:
         """Bring a forgotten, superseded or expired record back (a new version, the
-        same history), optionally with changed fields."""
+        same history), optionally with changed fields. An expiry that has passed is
+        cleared unless ``expires_at`` is given."""
         old = self._current(record_id, scope, expected_version, override_read_only)
-        if old.status is Status.ACTIVE:
-            raise InvalidValueError(f"memory {record_id} is already active; use update()")
         now = self.clock.now()
+        if seen_at(old, now).status is Status.ACTIVE:
+            raise InvalidValueError(f"memory {record_id} is already active; use update()")
         new = revise(old, changes, now, self.settings.max_content_chars)
-        new = replace(new, status=Status.ACTIVE, valid_to=None, superseded_by=None)
-        self._check_policies(Operation.RESTORE, actor, new, old)
-        write = change(new, operation=Operation.RESTORE, actor=actor, at=now, reason=reason,
-                       embedding=self._embedding_for(new, old), expected_version=old.version)
-        self.store.apply(batch_of(scope.tenant, [write]))
-        return new
+        expires_at = new.expires_at if "expires_at" in changes or not old.expires_at or old.expires_at > now else None
+        new = replace(new, status=Status.ACTIVE, valid_to=None, superseded_by=None, expires_at=expires_at)
+        return self.core.write([Change(Operation.RESTORE, new, old, actor, reason)])[0]
 
     def purge(self, record_id: str, scope: Scope, *, reason: str | None = None, actor: str = DEFAULT_ACTOR) -> None:
         """Hard delete, versions included (the right to be forgotten). The audit keeps
         that a purge happened, never the content."""
-        self.purge_many([self.get(record_id, scope)], scope, reason=reason, actor=actor)
+        self.purge_many([self._stored(record_id, scope)], scope, reason=reason, actor=actor)
 
     def purge_scope(self, scope: Scope, *, reason: str | None = None, actor: str = DEFAULT_ACTOR) -> int:
         """Purge every record in a scope and below it (e.g. all of one user)."""
@@ -339,32 +319,23 @@ class Memory:
         return self.purge_many(records, scope, reason=reason, actor=actor)
 
     def purge_many(
-        self, records: Sequence[MemoryRecord], scope: Scope, *, reason: str | None, actor: str
+        self, records: Sequence[MemoryRecord], scope: Scope, *, reason: str | None, actor: str = DEFAULT_ACTOR
     ) -> int:
-        now = self.clock.now()
         for record in records:
-            self._check_policies(Operation.PURGE, actor, None, record)
-        audit = tuple(
-            AuditDraft(actor=actor, operation=Operation.PURGE, at=now, record_id=r.id, version=r.version,
-                       namespace=r.scope.namespace, detail={"reason": reason} if reason else {})
-            for r in records
-        )
-        if records:
-            self.store.apply(WriteBatch(scope.tenant, purge_ids=tuple(r.id for r in records), audit=audit))
+            if not scope.contains(record.scope):
+                raise NotFoundError(f"no memory {record.id!r} in scope {scope}")
+        self.core.write([Change(Operation.PURGE, None, record, actor, reason) for record in records])
         return len(records)
 
     # -- reads -------------------------------------------------------------------------------
 
     def get(self, record_id: str, scope: Scope) -> MemoryRecord:
-        if not isinstance(scope, Scope):
-            raise InvalidValueError(f"scope must be an engram.Scope, got {type(scope).__name__}")
-        found = self.store.get(scope.tenant, [record_id])
-        if not found or not scope.contains(found[0].scope):
-            raise NotFoundError(f"no memory {record_id!r} in scope {scope}")
-        return found[0]
+        """The record as reads show it now: an active record whose validity ended is
+        shown expired (see ``list``)."""
+        return seen_at(self._stored(record_id, scope), self.clock.now())
 
     def history(self, record_id: str, scope: Scope) -> list[Version]:
-        self.get(record_id, scope)
+        self._stored(record_id, scope)
         return self.store.versions(scope.tenant, record_id)
 
     def search(
@@ -387,20 +358,17 @@ class Memory:
         """Hybrid search inside a scope; each hit carries its score and why."""
         if not isinstance(query, str) or not query.strip():
             raise InvalidValueError("query must be a non-empty string")
-        if isinstance(k, bool) or not isinstance(k, int) or k <= 0:
-            raise InvalidValueError(f"k must be a positive integer, got {k!r}")
+        _check_positive(k, "k")
         now = self.clock.now()
-        only_active = tuple(statuses or ()) == (Status.ACTIVE,)
-        where = record_filter(
+        where = _valid_now(record_filter(
             scope, include_descendants=include_descendants, kinds=kinds, statuses=statuses, category=category,
             tags=tags, metadata=metadata, created_after=created_after, created_before=created_before,
-            valid_at=now if only_active else None,
-        )
+        ), now)
         settings = self.settings.retrieval()
         if retriever is not None:
-            settings = replace(settings, retriever=retriever)
+            settings = replace(settings, retriever=cast(Retriever, retriever))  # RetrievalSettings checks it
         hits = retrieve(self.store, self.embedder, scope.tenant, where, query, k=k, settings=settings, now=now)
-        return [hit for hit in hits if hit.score >= min_score][:k]
+        return [replace(hit, record=seen_at(hit.record, now)) for hit in hits if hit.score >= min_score][:k]
 
     def context(
         self,
@@ -417,14 +385,14 @@ class Memory:
     ) -> ContextBlock:
         """The block to inject into a prompt, from one scope or several (e.g. user +
         org). Which memories served it is written to the audit."""
-        if isinstance(budget_tokens, bool) or not isinstance(budget_tokens, int) or budget_tokens <= 0:
-            raise InvalidValueError(f"budget_tokens must be a positive integer, got {budget_tokens!r}")
+        _check_positive(budget_tokens, "budget_tokens")
         scopes = [scope] if isinstance(scope, Scope) else list(scope)
         hits = [hit for s in scopes for hit in self.search(query, s, k=k, min_score=min_score)]
         hits.sort(key=lambda hit: (-hit.score, hit.record.id))
         block = build_context(hits, query, budget_tokens, language)
         if self.settings.record_recalls and block.hits:
-            self._record_recall(block.hits, actor, answer_id, thread_id)
+            detail = {key: value for key, value in (("answer_id", answer_id), ("thread_id", thread_id)) if value}
+            self.core.record_recall(block.hits, actor, detail)
         return block
 
     def list(
@@ -442,25 +410,45 @@ class Memory:
         created_after: datetime | None = None,
         created_before: datetime | None = None,
     ) -> Page:
-        if offset < 0 or limit <= 0:
-            raise InvalidValueError("offset must be >= 0 and limit > 0")
-        where = record_filter(scope, include_descendants=include_descendants, kinds=kinds, statuses=statuses,
-                              category=category, tags=tags, metadata=metadata, created_after=created_after,
-                              created_before=created_before)
+        """Records of a scope, oldest first. By default only what search would find:
+        active and valid now. Ask for other ``statuses`` (or ``None``: any) to see
+        history; an active record whose validity ended is shown, and filtered, as
+        expired (a page may then hold fewer than ``limit`` items)."""
+        if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
+            raise InvalidValueError(f"offset must be an integer >= 0, got {offset!r}")
+        _check_positive(limit, "limit")
+        now = self.clock.now()
+        where = _valid_now(record_filter(scope, include_descendants=include_descendants, kinds=kinds,
+                                         statuses=statuses, category=category, tags=tags, metadata=metadata,
+                                         created_after=created_after, created_before=created_before), now)
+        wanted = where.statuses
+        if Status.EXPIRED in wanted and Status.ACTIVE not in wanted:  # active records past their validity too
+            where = replace(where, statuses=(*wanted, Status.ACTIVE))
         items = self.store.query(scope.tenant, where, limit=limit + 1, offset=offset)
-        more = len(items) > limit
-        return Page(tuple(items[:limit]), offset + limit if more else None)
+        shown = [seen_at(r, now) for r in items[:limit]]
+        if where.statuses != wanted:
+            shown = [r for r in shown if r.status in wanted]
+        return Page(tuple(shown), offset + limit if len(items) > limit else None)
+
+    def scan(self, scope: Scope, **filters: Any) -> Iterator[MemoryRecord]:
+        """Every record ``list`` would return with these filters, page by page."""
+        offset: int | None = 0
+        while offset is not None:
+            page = self.list(scope, offset=offset, limit=_PAGE, **filters)
+            yield from page.items
+            offset = page.next_offset
 
     def audit(
         self, scope: Scope, *, record_id: str | None = None, operation: Operation | str | None = None,
         since: datetime | None = None, limit: int = 100,
-    ) -> list[AuditEvent]:
+    ) -> builtins.list[AuditEvent]:
         op = parse_enum(Operation, operation, "operation") if operation is not None else None
         events = self.store.audit(scope.tenant, AuditQuery(record_id, op, since, limit))
         return [e for e in events if e.namespace[: len(scope.namespace)] == scope.namespace]
 
     def stats(self, tenant: str | None = None) -> Stats:
-        """Store counts plus background jobs by status and LLM tokens spent by add()."""
+        """Store counts plus background jobs by status, LLM tokens spent by add() and
+        the PII policy in force."""
         base = self.store.stats(tenant)
         tenants = [tenant] if tenant else self.store.tenants()
         tokens = {"prompt_tokens": 0, "completion_tokens": 0}
@@ -471,12 +459,13 @@ class Memory:
         job_counts: dict[str, int] = {}
         for job in self.store.jobs(tenant, (), limit=10**9):
             job_counts[job.status.value] = job_counts.get(job.status.value, 0) + 1
-        return replace(base, extra={**base.extra, "llm_tokens": tokens, "jobs": job_counts})
+        pii = self.core.pii.for_tenant(tenant).describe() if tenant else self.core.pii.describe()
+        return replace(base, extra={**base.extra, "llm_tokens": tokens, "jobs": job_counts, "pii_policy": pii})
 
-    def namespaces(self, scope: Scope) -> list[tuple[str, ...]]:
+    def namespaces(self, scope: Scope) -> builtins.list[tuple[str, ...]]:
         return self.store.namespaces(scope.tenant, scope.namespace)
 
-    # -- export, import, reindex -------------------------------------------------------------
+    # -- export, import, reindex, maintenance -------------------------------------------------
 
     def export_jsonl(self, dest: str | Path | IO[str], scope: Scope) -> int:
         """Write every record in the scope (and below), with its versions, as JSONL."""
@@ -485,26 +474,35 @@ class Memory:
     def import_jsonl(
         self, source: str | Path | IO[str], *, on_conflict: jsonl.OnConflict = "error", actor: str = DEFAULT_ACTOR
     ) -> jsonl.ImportResult:
-        """Validate the whole file, then write it in one transaction (all-or-nothing)."""
-        return jsonl.import_from(self.store, self.embedder, source, on_conflict=on_conflict, actor=actor,
-                                 at=self.clock.now())
+        """Validate the whole file, then write it in one transaction (all-or-nothing),
+        through the PII policy and the policy hooks like any write."""
+        return jsonl.import_from(self.core, source, on_conflict=on_conflict, actor=actor)
 
     def maintain(self) -> MaintenanceReport:
         """Expire what has passed its time and fold near-identical duplicates (every
         tenant). Workers run it every ``maintenance_interval_s``."""
-        return maintenance.maintain(self, self.clock.now())
+        return maintenance.maintain(self.core)
 
     def reindex(self, *, batch_size: int = 256, progress: Callable[[int, int], None] | None = None) -> int:
-        """Re-embed every record whose vector came from another model. Reads keep
-        working meanwhile; a record changed concurrently is retried on the next pass."""
-        return reindex_store(self.store, self.embedder, batch_size=batch_size, progress=progress)
+        """Re-embed every record whose vector came from another model (a new version
+        each, audited as ``reindex``). Reads keep working meanwhile; a record changed
+        concurrently is retried on the next pass."""
+        return reindex_store(self.core, batch_size=batch_size, progress=progress)
 
     # -- helpers -----------------------------------------------------------------------------
+
+    def _stored(self, record_id: str, scope: Scope) -> MemoryRecord:
+        """The record as stored (no read-time view), or NotFoundError outside the scope."""
+        _check_scope(scope)
+        found = self.store.get(scope.tenant, [record_id])
+        if not found or not scope.contains(found[0].scope):
+            raise NotFoundError(f"no memory {record_id!r} in scope {scope}")
+        return found[0]
 
     def _current(
         self, record_id: str, scope: Scope, expected_version: int | None, override_read_only: bool
     ) -> MemoryRecord:
-        record = self.get(record_id, scope)
+        record = self._stored(record_id, scope)
         if expected_version is not None and record.version != expected_version:
             raise ConflictError(
                 f"memory {record_id} is at version {record.version}, expected {expected_version}"
@@ -528,38 +526,28 @@ class Memory:
                 latest[thread] = found[0]
         return latest
 
-    def _embedding_for(self, new: MemoryRecord, old: MemoryRecord):
-        """Re-embed only when the indexed text changed; otherwise keep the stored vector."""
-        if new.indexed_text != old.indexed_text or old.embedding_model != self.embedder.name:
-            return self.embedder.embed([new.indexed_text])[0]
-        stored = self.store.vectors(new.scope.tenant, [old.id], self.embedder.name)
-        return stored.get(old.id)
 
-    def _check_policies(
-        self, operation: Operation, actor: str, record: MemoryRecord | None, previous: MemoryRecord | None
-    ) -> None:
-        scope = (record or previous).scope
-        intent = WriteIntent(operation, actor, scope, record, previous)
-        for policy in self.policies:
-            policy(intent)
+def _pii_policies(pii: PIIPolicy | PIIPolicies | None, settings: Settings) -> PIIPolicies:
+    if isinstance(pii, PIIPolicies):
+        return pii
+    if isinstance(pii, PIIPolicy):
+        return PIIPolicies(default=pii)
+    return PIIPolicies.load(settings.pii_policy)
 
-    def _record_recall(
-        self, hits: Sequence[SearchHit], actor: str, answer_id: str | None, thread_id: str | None
-    ) -> None:
-        now = self.clock.now()
-        by_tenant: dict[str, list[SearchHit]] = {}
-        for hit in hits:
-            by_tenant.setdefault(hit.record.scope.tenant, []).append(hit)
-        for tenant, group in by_tenant.items():
-            detail = {key: value for key, value in (("answer_id", answer_id), ("thread_id", thread_id)) if value}
-            audit = tuple(
-                AuditDraft(actor=actor, operation=Operation.RECALL, at=now, record_id=h.record.id,
-                           version=h.record.version, namespace=h.record.scope.namespace,
-                           detail={**detail, "score": round(h.score, 4)})
-                for h in group
-            )
-            touches = tuple(Touch(h.record.id, now) for h in group)
-            self.store.apply(WriteBatch(tenant, audit=audit, touches=touches))
+
+def _check_scope(scope: Any) -> None:
+    if not isinstance(scope, Scope):
+        raise InvalidValueError(f"scope must be an engram.Scope, got {type(scope).__name__}")
+
+
+def _check_positive(value: Any, what: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise InvalidValueError(f"{what} must be a positive integer, got {value!r}")
+
+
+def _valid_now(where: RecordFilter, now: datetime) -> RecordFilter:
+    """The one validity rule of reads: asking for active records means active and valid now."""
+    return replace(where, valid_at=now) if where.statuses == (Status.ACTIVE,) else where
 
 
 def _is_postgres(target: str) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import unicodedata
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from enum import StrEnum
 from types import MappingProxyType
@@ -196,6 +196,15 @@ class MemoryRecord:
         if self.valid_to is not None and moment >= self.valid_to:
             return False
         return self.expires_at is None or moment < self.expires_at
+
+
+def seen_at(record: MemoryRecord, moment: datetime) -> MemoryRecord:
+    """A record as reads show it at ``moment``: an active record whose validity has
+    ended (``valid_to`` or ``expires_at`` passed) is shown expired, as search treats
+    it; maintenance later writes that state as a version of its own."""
+    if record.status is Status.ACTIVE and not record.is_valid_at(moment):
+        return replace(record, status=Status.EXPIRED)
+    return record
 
 
 @dataclass(frozen=True, slots=True)

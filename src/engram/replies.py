@@ -38,14 +38,16 @@ def link_replies(drafts: Sequence[MemoryDraft], earlier: Mapping[str, MemoryReco
     last: dict[str, tuple[Source, Any]] = {thread: (r.source, r.content) for thread, r in earlier.items()}
     linked: list[MemoryDraft] = []
     for draft in drafts:
-        thread = draft.source.thread_id if draft.source is not None else None
-        if thread is None:
+        source = draft.source
+        if source is None or source.thread_id is None:
             linked.append(draft)
             continue
-        asked = question_of(last[thread][1]) if thread in last and _answers(draft.source, *last[thread]) else ""
+        thread = source.thread_id
+        asked = question_of(last[thread][1]) if thread in last and _answers(source, *last[thread]) else ""
         if asked:
-            draft = replace(draft, source=replace(draft.source, reply_to=asked))
-        last[thread] = (draft.source, draft.content)
+            source = replace(source, reply_to=asked)
+            draft = replace(draft, source=source)
+        last[thread] = (source, draft.content)
         linked.append(draft)
     return linked
 
@@ -53,11 +55,11 @@ def link_replies(drafts: Sequence[MemoryDraft], earlier: Mapping[str, MemoryReco
 def threads_to_look_up(drafts: Sequence[MemoryDraft]) -> dict[str, datetime | None]:
     """The threads whose first draft in the batch might answer a stored question,
     with when that draft was said (None: now)."""
-    first: dict[str, MemoryDraft] = {}
+    first: dict[str, tuple[MemoryDraft, Source]] = {}
     for draft in drafts:
         if draft.source is not None and draft.source.thread_id is not None:
-            first.setdefault(draft.source.thread_id, draft)
-    return {thread: d.valid_from for thread, d in first.items() if d.source.reply_to is None}
+            first.setdefault(draft.source.thread_id, (draft, draft.source))
+    return {thread: d.valid_from for thread, (d, source) in first.items() if source.reply_to is None}
 
 
 def _answers(mine: Source, theirs: Source, said: Any) -> bool:

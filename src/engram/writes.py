@@ -1,5 +1,5 @@
-"""Pure functions that turn one logical change into a WriteBatch: the new record
-state, its version row and its audit event, always together."""
+"""Pure functions that validate what a caller asks to store and build the next
+state of a record. They build no rows: the write core (core.py) does that."""
 
 from __future__ import annotations
 
@@ -11,26 +11,20 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-import numpy as np
-
 from .errors import InvalidContentError, InvalidValueError
 from .model import (
     Kind,
     MemoryRecord,
-    Operation,
     Scope,
     Sensitivity,
     Source,
     Status,
-    Version,
     as_tags,
     check_unit_interval,
     freeze_mapping,
     parse_enum,
     utc,
 )
-from .search.tokenize import index_text
-from .store.base import AuditDraft, RecordWrite, WriteBatch
 
 
 def new_id() -> str:
@@ -167,44 +161,6 @@ def _check_field(name: str, value: Any, max_chars: int) -> Any:
     if name == "read_only":
         return bool(value)
     return value
-
-
-def change(
-    record: MemoryRecord,
-    *,
-    operation: Operation,
-    actor: str,
-    at: datetime,
-    reason: str | None,
-    embedding: np.ndarray | None,
-    expected_version: int | None,
-    source_message_id: str | None = None,
-    detail: dict[str, Any] | None = None,
-) -> tuple[RecordWrite, Version, AuditDraft]:
-    """The three rows every change writes together."""
-    write = RecordWrite(record, index_text(record.indexed_text), embedding, expected_version)
-    version = Version(record.id, record.version, operation, actor, at, reason, record)
-    audit = AuditDraft(
-        actor=actor,
-        operation=operation,
-        at=at,
-        record_id=record.id,
-        version=record.version,
-        namespace=record.scope.namespace,
-        source_message_id=source_message_id or record.source.message_id,
-        detail={"reason": reason, **(detail or {})} if reason or detail else {},
-    )
-    return write, version, audit
-
-
-def batch_of(tenant: str, changes: Sequence[tuple[RecordWrite, Version, AuditDraft]], **extra: Any) -> WriteBatch:
-    return WriteBatch(
-        tenant=tenant,
-        records=tuple(c[0] for c in changes),
-        versions=tuple(c[1] for c in changes),
-        audit=tuple(c[2] for c in changes) + tuple(extra.pop("audit", ())),
-        **extra,
-    )
 
 
 def retire(record: MemoryRecord, status: Status, now: datetime, **fields: Any) -> MemoryRecord:

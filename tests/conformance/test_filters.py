@@ -92,7 +92,7 @@ def test_statuses(memory, alice):
     assert _ids(memory.search("note", alice, statuses=["deleted"])) == {gone.id}
     assert _ids(memory.search("note", alice, statuses=None)) == {kept.id, gone.id}
     where = RecordFilter(namespace=alice.namespace, statuses=(Status.ACTIVE, Status.DELETED))
-    assert memory.store.count("acme", where) == 2
+    assert len(memory.store.query("acme", where)) == 2
 
 
 def _ids(hits):
@@ -115,9 +115,9 @@ def test_store_filters_by_ids_and_metadata_conditions(memory, alice):
     records = memory.remember_many(["alpha", "beta", "gamma"], alice)
     where = RecordFilter(namespace=alice.namespace, ids=(records[2].id, records[0].id))
     assert [r.content for r in memory.store.query("acme", where)] == ["alpha", "gamma"]
-    assert memory.store.count("acme", RecordFilter(namespace=alice.namespace, ids=())) == 0
+    assert len(memory.store.query("acme", RecordFilter(namespace=alice.namespace, ids=()))) == 0
     cond = MetadataCondition("x", "eq", 1)
-    assert memory.store.count("acme", RecordFilter(namespace=alice.namespace, metadata=(cond,))) == 0
+    assert len(memory.store.query("acme", RecordFilter(namespace=alice.namespace, metadata=(cond,)))) == 0
 
 
 def test_store_filters_by_thread_and_orders_either_way(memory, alice, clock):
@@ -130,6 +130,6 @@ def test_store_filters_by_thread_and_orders_either_way(memory, alice, clock):
     assert [r.id for r in memory.store.query("acme", where, order="valid_from")] == [r.id for r in said]
     latest = memory.store.query("acme", where, order="valid_from", descending=True, limit=2)
     assert [r.id for r in latest] == [said[2].id, said[1].id]
-    assert memory.store.count("acme", RecordFilter(namespace=alice.namespace, thread_id="nope")) == 0
+    assert len(memory.store.query("acme", RecordFilter(namespace=alice.namespace, thread_id="nope"))) == 0
     with pytest.raises(InvalidValueError, match="cannot order by"):
         memory.store.query("acme", where, order="content; DROP TABLE memories")

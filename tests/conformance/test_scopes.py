@@ -75,8 +75,8 @@ def test_unusual_labels_are_plain_data(memory, label):
     assert [r.id for r in memory.list(scope).items] == [record.id]
     assert memory.namespaces(Scope(label)) == [(label, "notes")]
     assert label in memory.store.tenants()
-    assert memory.store.count(label, RecordFilter(namespace=(label, "notes"))) == 1
-    assert memory.store.count("acme", RecordFilter(descendants=True)) == 0
+    assert len(memory.store.query(label, RecordFilter(namespace=(label, "notes")))) == 1
+    assert len(memory.store.query("acme", RecordFilter(descendants=True))) == 0
 
 
 def test_a_wildcard_tenant_name_sees_only_itself(memory, alice):

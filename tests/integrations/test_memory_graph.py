@@ -101,9 +101,7 @@ def test_default_checkpointer_is_sqlite_beside_the_database(tmp_path, monkeypatc
 
 
 def test_postgres_engram_gets_postgres_threads():
-    fake = types.SimpleNamespace(store=types.SimpleNamespace(dialect="postgres", url="postgresql://u@h/db"),
-                                 settings=types.SimpleNamespace(db="ignored"))
+    fake = types.SimpleNamespace(dialect="postgres", location="postgresql://u@h/db")
     assert checkpoint_target(fake) == "postgresql://u@h/db"
-    sqlite = types.SimpleNamespace(store=types.SimpleNamespace(dialect="sqlite", path="/x/mem.db"),
-                                   settings=types.SimpleNamespace(db="ignored"))
+    sqlite = types.SimpleNamespace(dialect="sqlite", location="/x/mem.db")
     assert checkpoint_target(sqlite) == "/x/mem.threads.sqlite"

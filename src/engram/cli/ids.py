@@ -5,10 +5,9 @@ from __future__ import annotations
 
 from ..errors import InvalidValueError, NotFoundError
 from ..memory import Memory
-from ..model import Scope, Status
+from ..model import Scope
 
 MIN_PREFIX = 8
-PAGE = 1000
 SHOWN = 5
 
 
@@ -34,12 +33,7 @@ def resolve_id(memory: Memory, text: str, scope: Scope) -> str:
 
 
 def _starting_with(memory: Memory, prefix: str, scope: Scope) -> list[str]:
-    # A scan of the scope through the facade, a page at a time: fine for a person at a
-    # terminal; a store-side prefix lookup would make it a range read.
-    found: list[str] = []
-    offset: int | None = 0
-    while offset is not None:
-        page = memory.list(scope, offset=offset, limit=PAGE, include_descendants=True, statuses=tuple(Status))
-        found += [r.id for r in page.items if r.id.startswith(prefix)]
-        offset = page.next_offset
-    return found
+    # A scan of the scope through the facade: fine for a person at a terminal; a
+    # store-side prefix lookup would make it a range read.
+    records = memory.scan(scope, include_descendants=True, statuses=None)
+    return [r.id for r in records if r.id.startswith(prefix)]

@@ -30,7 +30,6 @@ ENTITY_KEYS = ("user_id", "agent_id", "run_id")
 _OPS = {"eq": "$eq", "ne": "$ne", "gt": "$gt", "gte": "$gte", "lt": "$lt", "lte": "$lte"}
 _EVENTS = {Operation.CREATE: "ADD", Operation.IMPORT: "ADD", Operation.UPDATE: "UPDATE",
            Operation.RESTORE: "UPDATE", Operation.REINDEX: "UPDATE"}
-_PAGE = 1000
 # engram's add() takes no metadata: the metadata of a mem0 add() is written as a second
 # version right after; history() folds it into the ADD, as mem0 shows one step.
 ADD_METADATA = "mem0 add() metadata"
@@ -213,13 +212,7 @@ class Memory:
                                actor="mem0", reason=ADD_METADATA)
 
     def _all(self, scope: Scope) -> list[MemoryRecord]:
-        records: list[MemoryRecord] = []
-        offset: int | None = 0
-        while offset is not None:
-            page = self.memory.list(scope, offset=offset, limit=_PAGE, include_descendants=True)
-            records += page.items
-            offset = page.next_offset
-        return records
+        return list(self.memory.scan(scope, include_descendants=True))
 
     def __enter__(self) -> Memory:
         return self

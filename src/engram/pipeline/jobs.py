@@ -3,6 +3,11 @@
 A job survives restarts; a worker that dies leaves a lease that runs out and the
 job is taken again; failures retry with exponential backoff and a job that keeps
 failing is parked with its error (visible in `engram jobs` and `engram stats`).
+
+The payload holds only what the tenant's PII policy lets a memory hold: turns are
+masked like memories, encrypted values kept as ciphertext (decrypted only while the
+job runs), forbidden values never stored. A finished job keeps its result (events
+with masked content) and drops its payload.
 """
 
 from __future__ import annotations
@@ -10,18 +15,18 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from dataclasses import asdict
+from collections.abc import Callable
+from dataclasses import asdict, replace
 from datetime import timedelta
-from typing import TYPE_CHECKING
+from typing import Any
 
+from ..core import WriteCore
 from ..errors import EngramError
 from ..model import Job, JobStatus, Message, Scope, freeze_mapping
-from ..store.base import WriteBatch
+from ..pii import ENCRYPTED_KEY, redact_message, reveal
 from ..writes import new_id
 from .messages import message_from_data, message_to_data
-
-if TYPE_CHECKING:
-    from ..memory import Memory
+from .run import AddResult, AddRun, Pipeline
 
 log = logging.getLogger(__name__)
 LEASE_SECONDS = 300.0
@@ -29,64 +34,89 @@ MAX_ATTEMPTS = 5
 BACKOFF_SECONDS = 2.0
 
 
-def enqueue(memory: Memory, messages: list[Message], scope: Scope, thread_id: str | None, actor: str,
+def enqueue(core: WriteCore, messages: list[Message], scope: Scope, thread_id: str | None, actor: str,
             force: bool) -> Job:
-    now = memory.clock.now()
-    payload = {"namespace": list(scope.namespace), "messages": [message_to_data(m) for m in messages],
-               "thread_id": thread_id, "actor": actor, "force": force}
+    now = core.clock.now()
+    policy = core.pii_for(scope.tenant)
+    turns = []
+    for message in messages:
+        redacted, encrypted = redact_message(message, policy)
+        turns.append({**message_to_data(redacted), **({ENCRYPTED_KEY: encrypted} if encrypted else {})})
+    payload = {"namespace": list(scope.namespace), "messages": turns, "thread_id": thread_id, "actor": actor,
+               "force": force}
     job = Job(new_id(), scope.tenant, JobStatus.QUEUED, freeze_mapping(payload), 0, MAX_ATTEMPTS, now, now, now)
-    memory.store.apply(WriteBatch(scope.tenant, jobs=(job,)))
+    core.enqueue(job)
     return job
 
 
-def work_once(memory: Memory) -> Job | None:
+def _turns(payload: Any) -> list[Message]:
+    """The job's turns as said (encrypted values decrypted for the extractor)."""
+    out = []
+    for data in payload["messages"]:
+        message = message_from_data(data)
+        if data.get(ENCRYPTED_KEY):
+            message = replace(message, content=reveal(message.content, data))
+        out.append(message)
+    return out
+
+
+def work_once(core: WriteCore, pipeline: Pipeline) -> Job | None:
     """Claim one due job and run it. Returns the job, or None when nothing was due."""
-    job = memory.store.claim_job(memory.clock.now(), LEASE_SECONDS)
+    job = core.store.claim_job(core.clock.now(), LEASE_SECONDS)
     if job is None:
         return None
     payload = job.payload
     scope = Scope(job.tenant, tuple(payload["namespace"]))
-    messages = [message_from_data(m) for m in payload["messages"]]
     try:
-        result = memory.run_add(messages, scope, thread_id=payload.get("thread_id"), actor=payload["actor"],
-                                force=bool(payload.get("force")))
+        run = AddRun(core, pipeline, scope, payload.get("thread_id"), payload["actor"])
+        result = run.run(_turns(payload), force=bool(payload.get("force")))
         if result.error:
             raise EngramError(f"extraction failed: {result.error}")
     except Exception as exc:  # a job's edge: any failure is recorded on the job, never lost
-        _failed(memory, job, f"{type(exc).__name__}: {exc}")
+        _failed(core, job, f"{type(exc).__name__}: {exc}")
         return job
-    summary = {"events": [asdict(e) | {"kind": e.kind.value if e.kind else None} for e in result.events],
-               "usage": asdict(result.usage)}
-    memory.store.finish_job(job.tenant, job.id, JobStatus.DONE, memory.clock.now(), result=summary)
+    core.store.finish_job(job.tenant, job.id, JobStatus.DONE, core.clock.now(), result=_summary(result))
     return job
 
 
-def _failed(memory: Memory, job: Job, error: str) -> None:
-    now = memory.clock.now()
+def _summary(result: AddResult) -> dict[str, Any]:
+    events = [asdict(e) | {"kind": e.kind.value if e.kind else None} for e in result.events]
+    return {"events": events, "usage": asdict(result.usage)}
+
+
+def _failed(core: WriteCore, job: Job, error: str) -> None:
+    now = core.clock.now()
     attempts = job.attempts  # already counted by claim
     if attempts >= job.max_attempts:
         log.warning("job %s parked after %d attempts: %s", job.id, attempts, error)
-        memory.store.finish_job(job.tenant, job.id, JobStatus.PARKED, now, error=error)
+        core.store.finish_job(job.tenant, job.id, JobStatus.PARKED, now, error=error)
         return
     retry_at = now + timedelta(seconds=BACKOFF_SECONDS * 2 ** (attempts - 1))
-    memory.store.finish_job(job.tenant, job.id, JobStatus.QUEUED, now, error=error, retry_at=retry_at)
+    core.store.finish_job(job.tenant, job.id, JobStatus.QUEUED, now, error=error, retry_at=retry_at)
 
 
-def drain(memory: Memory, max_jobs: int | None = None) -> int:
+def drain(core: WriteCore, pipeline: Pipeline, max_jobs: int | None = None) -> int:
     """Run due jobs until none is due (or max_jobs ran)."""
     done = 0
     while max_jobs is None or done < max_jobs:
-        if work_once(memory) is None:
+        if work_once(core, pipeline) is None:
             break
         done += 1
     return done
 
 
 class Worker:
-    """A daemon thread draining the job table; stop() lets the current job finish."""
+    """A daemon thread draining the job table and running maintenance on its
+    interval; stop() lets the current job finish."""
 
-    def __init__(self, memory: Memory, poll_seconds: float = 0.5) -> None:
-        self._memory = memory
+    def __init__(
+        self, core: WriteCore, pipeline: Callable[[], Pipeline], maintain: Callable[[], object], *,
+        maintenance_interval_s: float = 0.0, poll_seconds: float = 0.5,
+    ) -> None:
+        self._core = core
+        self._pipeline = pipeline
+        self._maintain = maintain
+        self._interval = maintenance_interval_s
         self._poll = poll_seconds
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="engram-worker", daemon=True)
@@ -96,14 +126,13 @@ class Worker:
         return self
 
     def _loop(self) -> None:
-        interval = self._memory.settings.maintenance_interval_s
-        next_maintenance = time.monotonic() + interval
+        next_maintenance = time.monotonic() + self._interval
         while not self._stop.is_set():
             try:
-                ran = work_once(self._memory)
-                if interval and time.monotonic() >= next_maintenance:
-                    next_maintenance = time.monotonic() + interval
-                    log.info("engram maintenance: %s", self._memory.maintain())
+                ran = work_once(self._core, self._pipeline())
+                if self._interval and time.monotonic() >= next_maintenance:
+                    next_maintenance = time.monotonic() + self._interval
+                    log.info("engram maintenance: %s", self._maintain())
             except EngramError as exc:  # the store itself failed: wait and try again
                 log.warning("engram worker: %s", exc)
                 ran = None

@@ -19,7 +19,7 @@ def _one(item: Any, index: int) -> Message:
     elif isinstance(item, str):
         message = Message("user", item)
     elif isinstance(item, Mapping):
-        message = Message(str(item.get("role", "")), item.get("content"), item.get("id"), item.get("name"))
+        message = Message(str(item.get("role", "")), item.get("content"), item.get("id"), item.get("name"))  # type: ignore[arg-type]  # checked below
     elif hasattr(item, "type") and hasattr(item, "content"):
         role = _LANGCHAIN_ROLES.get(item.type, item.type)
         message = Message(role, item.content, getattr(item, "id", None), getattr(item, "name", None))

@@ -1,7 +1,9 @@
-"""add(): trigger → extract → gate → PII policy → reconcile → write, in one transaction.
+"""add(): trigger → extract → gate → PII screen → reconcile → admit → write, in one transaction.
 
-Each step is a small function of its own module; this one only chains them and
-turns decisions into rows.
+Each step is a small function of its own module; this one chains them and turns
+decisions into changes for the write core, which screens the final text, runs the
+policy hooks and writes. A change the core refuses makes its candidate SKIPPED
+(with the reason); the rest of the call is written.
 """
 
 from __future__ import annotations
@@ -9,29 +11,30 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from datetime import timedelta
-from typing import TYPE_CHECKING, Any, Protocol
+from datetime import datetime, timedelta
+from typing import Any, Protocol
 
-from ..errors import ConflictError, LLMError
+import numpy as np
+
+from ..core import Admitted, Change, WriteCore, superseding
+from ..errors import ConflictError, LLMError, PermissionDeniedError
 from ..llm.base import TokenUsage
 from ..model import Kind, MemoryRecord, Message, Operation, Scope, Source, Status
+from ..pii import ENCRYPTED_KEY, Redactor, masked_for_display
 from ..store.base import AuditDraft, RecordFilter
 from ..store.codec import namespace_key
-from ..writes import MemoryDraft, batch_of, build_record, change, new_id, retire, revise
+from ..writes import MemoryDraft, build_record, new_id, revise
 from .candidate import Candidate
 from .gate import GatePolicy, gate
-from .pii import PIIPolicy, apply_pii_policy
 from .reconcile import Decision, EventName, ReconcilePolicy, Similar, decide_by_rules, decide_with_llm, normalized
 from .trigger import TriggerPolicy, should_extract
-
-if TYPE_CHECKING:
-    from ..memory import Memory
 
 MAX_CONFLICT_RETRIES = 3
 
 
 class Extractor(Protocol):
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def extract(self, messages: Sequence[Message]) -> list[Candidate]: ...
 
@@ -40,7 +43,6 @@ class Extractor(Protocol):
 class PipelineSettings:
     trigger: TriggerPolicy = field(default_factory=TriggerPolicy)
     gate: GatePolicy = field(default_factory=GatePolicy)
-    pii: PIIPolicy = field(default_factory=PIIPolicy)
     reconcile: ReconcilePolicy = field(default_factory=ReconcilePolicy)
     dedup_window: timedelta = timedelta(minutes=5)
     similar_k: int = 5
@@ -49,7 +51,7 @@ class PipelineSettings:
 @dataclass(frozen=True, slots=True)
 class AddEvent:
     event: EventName
-    content: str
+    content: str  # what was written (after PII screening and any merge); masked for a SKIPPED candidate
     kind: Kind | None
     reason: str
     record_id: str | None = None  # the record written (or the one that made it a NOOP)
@@ -72,15 +74,32 @@ class AddResult:
         return [e for e in self.events if e.event == event]
 
 
-def _usage_of(extractor: Any) -> TokenUsage:
-    return getattr(extractor, "last_usage", None) or TokenUsage()
+@dataclass(frozen=True, slots=True)
+class Extraction:
+    """What an extractor returned: candidates, the items it had to drop (each
+    becomes a SKIPPED event) and the tokens it spent."""
+
+    candidates: list[Candidate]
+    dropped: list[tuple[str, str]]  # (the item's text, why it was dropped)
+    usage: TokenUsage
 
 
-def extract_candidates(extractor: Extractor, messages: Sequence[Message]) -> tuple[list[Candidate], TokenUsage]:
-    return extractor.extract(messages), _usage_of(extractor)
+def extract(extractor: Any, messages: Sequence[Message]) -> Extraction:
+    """Extractors with a ``run`` (the LLM one) report dropped items; others only candidates."""
+    run = getattr(extractor, "run", None)
+    if run is None:
+        return Extraction(extractor.extract(messages), [], getattr(extractor, "last_usage", None) or TokenUsage())
+    result = run(messages)
+    dropped = [(_item_text(d.item), d.reason) for d in result.dropped]
+    return Extraction(list(result.candidates), dropped, result.usage)
 
 
-def dedup_id(scope: Scope, content: str, now, window: timedelta) -> str:
+def _item_text(item: Any) -> str:
+    content = item.get("content") if isinstance(item, dict) else None
+    return content if isinstance(content, str) else repr(item)[:200]
+
+
+def dedup_id(scope: Scope, content: str, now: datetime, window: timedelta) -> str:
     """The same fact arriving twice inside one window gets the same id, so even
     concurrent adds of it write one record (the second insert is a conflict → NOOP)."""
     width_ms = max(int(window.total_seconds() * 1000), 1)
@@ -91,19 +110,20 @@ def dedup_id(scope: Scope, content: str, now, window: timedelta) -> str:
 
 @dataclass
 class _Plan:
-    """The rows one add() will write, and what it told the caller."""
+    """The admitted changes one add() will write, and what it tells the caller."""
 
-    changes: list = field(default_factory=list)
+    admitted: list[Admitted] = field(default_factory=list)
     events: list[AddEvent] = field(default_factory=list)
     touched: set[str] = field(default_factory=set)
     added: dict[str, str] = field(default_factory=dict)  # normalized content → new record id
 
 
 class AddRun:
-    def __init__(self, memory: Memory, pipeline: Pipeline, scope: Scope, thread_id: str | None, actor: str):
-        self.memory, self.pipeline, self.scope = memory, pipeline, scope
+    def __init__(self, core: WriteCore, pipeline: Pipeline, scope: Scope, thread_id: str | None, actor: str):
+        self.core, self.pipeline, self.scope = core, pipeline, scope
         self.thread_id, self.actor = thread_id, actor
         self.settings = pipeline.settings
+        self.policy = core.pii_for(scope.tenant)
         self.usage = TokenUsage()
 
     def run(self, messages: Sequence[Message], *, force: bool = False) -> AddResult:
@@ -112,49 +132,59 @@ class AddRun:
             return AddResult((), False, decision.reason, self.pipeline.extractor.name)
         reason = decision.reason if decision.fire else "forced"
         try:
-            candidates, self.usage = extract_candidates(self.pipeline.extractor, messages)
+            extraction = extract(self.pipeline.extractor, messages)
         except LLMError as exc:
-            self.usage = _usage_of(self.pipeline.extractor)
+            self.usage = getattr(self.pipeline.extractor, "last_usage", None) or TokenUsage()
             event = AddEvent("SKIPPED", "", None, f"extraction failed: {exc}")
             return AddResult((event,), True, reason, self.pipeline.extractor.name, self.usage, error=str(exc))
+        self.usage = extraction.usage
         for attempt in range(MAX_CONFLICT_RETRIES):
             try:
-                return self._write(candidates, reason)
+                return self._write(extraction, reason)
             except ConflictError:
                 if attempt == MAX_CONFLICT_RETRIES - 1:
                     raise  # someone keeps changing the same records; let the caller retry later
+        raise AssertionError("unreachable")
 
-    def _write(self, candidates: list[Candidate], trigger_reason: str) -> AddResult:
+    def _write(self, extraction: Extraction, trigger_reason: str) -> AddResult:
         plan = _Plan()
-        kept, skipped = gate(candidates, self.settings.gate)
-        plan.events += [_skipped(c, why) for c, why in skipped]
-        kept = self._apply_pii(kept, plan)
-        vectors = self.memory.embedder.embed([c.content for c in kept]) if kept else []
+        plan.events += [AddEvent("SKIPPED", self._shown(text), None, f"invalid item from the model: {why}")
+                        for text, why in extraction.dropped]
+        kept, skipped = gate(extraction.candidates, self.settings.gate)
+        plan.events += [self._skipped(c, why) for c, why in skipped]
+        kept = self._screen(kept, plan)
+        vectors = list(self.core.embedder.embed([c.content for c in kept])) if kept else []
         for candidate, vector in zip(kept, vectors):
             self._reconcile(candidate, vector, plan)
-        if plan.changes or plan.events:
-            audit = self._extract_audit(plan)
-            self.memory.store.apply(batch_of(self.scope.tenant, plan.changes, audit=(audit,)))
+        if plan.admitted or plan.events:
+            self.core.commit(plan.admitted, tenant=self.scope.tenant, audit=[self._extract_audit(plan)])
         return AddResult(tuple(plan.events), True, trigger_reason, self.pipeline.extractor.name, self.usage)
 
-    def _apply_pii(self, candidates: list[Candidate], plan: _Plan) -> list[Candidate]:
+    def _screen(self, candidates: list[Candidate], plan: _Plan) -> list[Candidate]:
+        """The tenant's PII policy on each candidate, before reconciliation, so masked
+        text is compared with masked text; the core screens the final text again."""
         out = []
         for candidate in candidates:
-            outcome = apply_pii_policy(candidate, self.settings.pii)
-            if outcome.candidate is None:
-                plan.events.append(_skipped(candidate, outcome.reason or "PII policy"))
-            else:
-                out.append(outcome.candidate)
+            redactor = Redactor(self.policy)
+            try:
+                content = redactor.text(candidate.content)
+            except PermissionDeniedError as exc:
+                plan.events.append(self._skipped(candidate, str(exc)))
+                continue
+            metadata = dict(candidate.metadata)
+            if redactor.encrypted:
+                metadata[ENCRYPTED_KEY] = redactor.encrypted
+            out.append(replace(candidate, content=content, metadata=metadata))
         return out
 
-    def _similar(self, vector) -> list[Similar]:
+    def _similar(self, vector: np.ndarray) -> list[Similar]:
         where = RecordFilter(namespace=self.scope.namespace, statuses=(Status.ACTIVE,))
-        store, model = self.memory.store, self.memory.embedder.name
+        store, model = self.core.store, self.core.embedder.name
         scored = store.nearest(self.scope.tenant, where, model, vector, self.settings.similar_k)
         records = {r.id: r for r in store.get(self.scope.tenant, [s.id for s in scored])}
         return [Similar(records[s.id], s.score) for s in scored if s.id in records]
 
-    def _reconcile(self, candidate: Candidate, vector, plan: _Plan) -> None:
+    def _reconcile(self, candidate: Candidate, vector: np.ndarray, plan: _Plan) -> None:
         key = normalized(candidate.content)
         if key in plan.added:
             plan.events.append(_event("NOOP", candidate, "repeated within this conversation", plan.added[key]))
@@ -162,7 +192,11 @@ class AddRun:
         decision = self._decide(candidate, self._similar(vector))
         if decision.target is not None and decision.target.id in plan.touched and decision.event != "NOOP":
             decision = Decision("ADD", f"{decision.reason}; target already changed in this add")
-        self._plan_decision(candidate, vector, decision, plan)
+        if decision.event == "NOOP":
+            target = decision.target.id if decision.target else None
+            plan.events.append(_event("NOOP", candidate, decision.reason, target))
+            return
+        self._accept(candidate, decision, self._changes(candidate, vector, decision), plan)
 
     def _decide(self, candidate: Candidate, similar: list[Similar]) -> Decision:
         policy = self.settings.reconcile
@@ -174,69 +208,60 @@ class AddRun:
             self.usage = self.usage + usage
         return decision
 
-    def _plan_decision(self, candidate: Candidate, vector, decision: Decision, plan: _Plan) -> None:
-        now = self.memory.clock.now()
-        if decision.event == "NOOP":
-            target = decision.target.id if decision.target else None
-            plan.events.append(_event("NOOP", candidate, decision.reason, target))
-        elif decision.event == "UPDATE" and decision.target is not None:
-            self._plan_update(candidate, vector, decision, plan, now)
-        elif decision.event == "SUPERSEDE" and decision.target is not None:
-            new = self._plan_add(candidate, vector, decision, plan, now, supersedes=decision.target)
-            old = retire(decision.target, Status.SUPERSEDED, now, valid_to=now, superseded_by=new.id)
-            self._check(Operation.SUPERSEDE, old, decision.target)
-            plan.changes.append(change(old, operation=Operation.SUPERSEDE, actor=self.actor, at=now,
-                                       reason=decision.reason, embedding=self._stored_vector(old),
-                                       expected_version=decision.target.version, detail={"superseded_by": new.id}))
-            plan.touched.add(old.id)
-            plan.events[-1] = replace(plan.events[-1], target_id=old.id)
-        else:
-            self._plan_add(candidate, vector, decision, plan, now)
+    def _changes(self, candidate: Candidate, vector: np.ndarray, decision: Decision) -> list[Change]:
+        """The changes a decision asks for; the first one is the record the event reports."""
+        now = self.core.clock.now()
+        detail = self._detail(candidate, decision)
+        target = decision.target
+        if decision.event == "UPDATE" and target is not None:
+            fields = {"content": decision.content or candidate.content,
+                      "importance": max(target.importance, candidate.importance),
+                      "confidence": max(target.confidence, candidate.confidence)}
+            new = replace(revise(target, fields, now, self.core.max_content_chars), source=self._source(candidate))
+            return [Change(Operation.UPDATE, new, target, self.actor, decision.reason, detail,
+                           vector=vector, vector_text=candidate.content)]
+        record = self._new_record(candidate, decision.content or candidate.content, now)
+        if decision.event == "SUPERSEDE" and target is not None:
+            return superseding(target, record, actor=self.actor, reason=decision.reason, at=now, detail=detail,
+                               vector=vector, vector_text=candidate.content)
+        return [Change(Operation.CREATE, record, None, self.actor, decision.reason, detail,
+                       vector=vector, vector_text=candidate.content)]
 
-    def _plan_add(self, candidate, vector, decision: Decision, plan: _Plan, now, supersedes=None) -> MemoryRecord:
-        content = decision.content or candidate.content
-        record = build_record(self._draft(candidate, content, now), self.scope, now,
-                              self.memory.settings.max_content_chars, self.memory.embedder.name)
-        if self.memory.store.get(self.scope.tenant, [record.id]):  # same fact, forgotten meanwhile
+    def _accept(self, candidate: Candidate, decision: Decision, changes: list[Change], plan: _Plan) -> None:
+        """Admit every change of one candidate, or report the candidate SKIPPED."""
+        try:
+            admitted = [self.core.admit(change) for change in changes]
+        except PermissionDeniedError as exc:
+            plan.events.append(self._skipped(candidate, f"refused: {exc}"))
+            return
+        written = admitted[0].record
+        assert written is not None
+        plan.admitted += admitted
+        plan.touched.update(a.change.previous.id for a in admitted if a.change.previous is not None)
+        plan.touched.add(written.id)
+        if decision.event != "UPDATE":
+            plan.added[normalized(candidate.content)] = written.id
+        target = decision.target.id if decision.target is not None else None
+        plan.events.append(AddEvent(decision.event, written.content, candidate.kind, decision.reason, written.id,
+                                    written.version, target, candidate.source_message_ids))
+
+    def _new_record(self, candidate: Candidate, content: str, now: datetime) -> MemoryRecord:
+        record = build_record(self._draft(candidate, content, now), self.scope, now, self.core.max_content_chars,
+                              self.core.embedder.name)
+        existing = self.core.store.get(self.scope.tenant, [record.id])
+        if existing and existing[0].status is not Status.ACTIVE:  # same fact, forgotten meanwhile
             record = replace(record, id=new_id())
-        if supersedes is not None:
-            record = replace(record, supersedes=supersedes.id)
-        self._check(Operation.CREATE, record, None)
-        if content != candidate.content:
-            vector = self.memory.embedder.embed([content])[0]
-        plan.changes.append(change(record, operation=Operation.CREATE, actor=self.actor, at=now,
-                                   reason=decision.reason, embedding=vector, expected_version=None,
-                                   detail=self._detail(candidate, decision)))
-        plan.added[normalized(candidate.content)] = record.id
-        plan.touched.add(record.id)
-        plan.events.append(_event(decision.event, candidate, decision.reason, record.id, record.version))
+        # an active one was written by a concurrent add(): the insert conflicts, the retry sees a NOOP
         return record
 
-    def _plan_update(self, candidate, vector, decision: Decision, plan: _Plan, now) -> None:
-        target = decision.target
-        fields = {"content": decision.content or candidate.content,
-                  "importance": max(target.importance, candidate.importance),
-                  "confidence": max(target.confidence, candidate.confidence)}
-        new = revise(target, fields, now, self.memory.settings.max_content_chars)
-        new = replace(new, source=self._source(candidate))
-        self._check(Operation.UPDATE, new, target)
-        if new.content != candidate.content:
-            vector = self.memory.embedder.embed([new.content])[0]
-        plan.changes.append(change(new, operation=Operation.UPDATE, actor=self.actor, at=now, reason=decision.reason,
-                                   embedding=vector, expected_version=target.version,
-                                   detail=self._detail(candidate, decision)))
-        plan.touched.add(target.id)
-        plan.events.append(_event("UPDATE", candidate, decision.reason, target.id, new.version, target.id))
-
-    def _draft(self, candidate: Candidate, content: str, now) -> MemoryDraft:
+    def _draft(self, candidate: Candidate, content: str, now: datetime) -> MemoryDraft:
         metadata = dict(candidate.metadata)
-        sensitivity = metadata.pop("sensitivity", "normal")
         metadata["source_message_ids"] = list(candidate.source_message_ids)
         metadata["extractor"] = candidate.extractor
         return MemoryDraft(
             content=content, kind=candidate.kind, importance=candidate.importance, confidence=candidate.confidence,
-            category=candidate.category, tags=candidate.tags, metadata=metadata, sensitivity=sensitivity,
-            source=self._source(candidate), id=dedup_id(self.scope, content, now, self.settings.dedup_window),
+            category=candidate.category, tags=candidate.tags, metadata=metadata, source=self._source(candidate),
+            id=dedup_id(self.scope, content, now, self.settings.dedup_window),
         )
 
     def _source(self, candidate: Candidate) -> Source:
@@ -247,32 +272,27 @@ class AddRun:
         return {"event": decision.event, "extractor": candidate.extractor, "thread_id": self.thread_id,
                 "source_message_ids": list(candidate.source_message_ids)}
 
-    def _stored_vector(self, record: MemoryRecord):
-        return self.memory.store.vectors(self.scope.tenant, [record.id], self.memory.embedder.name).get(record.id)
+    def _shown(self, text: str) -> str:
+        return masked_for_display(text, self.policy)
 
-    def _check(self, operation: Operation, record: MemoryRecord | None, previous: MemoryRecord | None) -> None:
-        self.memory._check_policies(operation, self.actor, record, previous)
+    def _skipped(self, candidate: Candidate, reason: str) -> AddEvent:
+        return replace(_event("SKIPPED", candidate, reason), content=self._shown(candidate.content))
 
     def _extract_audit(self, plan: _Plan) -> AuditDraft:
         counts: dict[str, int] = {}
         for event in plan.events:
             counts[event.event] = counts.get(event.event, 0) + 1
         return AuditDraft(
-            actor=self.actor, operation=Operation.EXTRACT, at=self.memory.clock.now(),
+            actor=self.actor, operation=Operation.EXTRACT, at=self.core.clock.now(),
             namespace=self.scope.namespace,
             detail={"thread_id": self.thread_id, "extractor": self.pipeline.extractor.name, "events": counts,
                     "prompt_tokens": self.usage.prompt_tokens, "completion_tokens": self.usage.completion_tokens},
         )
 
 
-def _event(event: EventName, candidate: Candidate, reason: str, record_id: str | None = None,
-           version: int | None = None, target_id: str | None = None) -> AddEvent:
-    return AddEvent(event, candidate.content, candidate.kind, reason, record_id, version, target_id,
-                    candidate.source_message_ids)
-
-
-def _skipped(candidate: Candidate, reason: str) -> AddEvent:
-    return _event("SKIPPED", candidate, reason)
+def _event(event: EventName, candidate: Candidate, reason: str, record_id: str | None = None) -> AddEvent:
+    return AddEvent(event, candidate.content, candidate.kind, reason, record_id,
+                    source_message_ids=candidate.source_message_ids)
 
 
 @dataclass(frozen=True, slots=True)
@@ -285,7 +305,7 @@ class Pipeline:
     settings: PipelineSettings = field(default_factory=PipelineSettings)
 
     @classmethod
-    def default(cls, llm=None, settings: PipelineSettings | None = None) -> Pipeline:
+    def default(cls, llm: Any = None, settings: PipelineSettings | None = None) -> Pipeline:
         settings = settings or PipelineSettings()
         if llm is None:
             from .rules import RuleExtractor

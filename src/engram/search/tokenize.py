@@ -2,8 +2,14 @@
 
 English and other space-separated scripts: lower-cased, NFKC-normalized words,
 Snowball-stemmed. Chinese/Japanese runs: jieba's search-mode segmentation, CJK
-bigrams, or both (``set_cjk_mode``); the default was chosen by measurement
+bigrams, or both (``Tokenizer(mode)``); the default was chosen by measurement
 (docs/BENCHMARKS.md). The backends index the space-joined terms verbatim.
+
+A word run never crosses a script boundary: "我用Python写后端" is "我用" |
+"python" | "写后端", and "2023年6月" is "2023" | "年" | "6" | "月". (Version 1
+let a Latin word or a number swallow the Chinese after it, so "后端" was not a
+term of that sentence at all.) ``Tokenizer.name`` carries the version, so a
+store can tell that its stored terms came from another tokenizer.
 """
 
 from __future__ import annotations
@@ -13,13 +19,24 @@ import re
 import tempfile
 import threading
 import unicodedata
+from dataclasses import dataclass
 from functools import lru_cache
-from typing import Literal
+from typing import Any, Literal, get_args
+
+from ..errors import InvalidValueError
 
 CJKMode = Literal["jieba", "bigram", "jieba+bigram"]
+CJK_MODES: tuple[str, ...] = get_args(CJKMode)
+DEFAULT_CJK_MODE: CJKMode = "jieba+bigram"
+# Bump whenever the terms of some text change, so stores can tell old terms from new.
+TOKENIZER_VERSION = 2
 
-_CJK = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
-_RUNS = re.compile(rf"([{_CJK}]+)|([^\W_]+)")
+# Kana, CJK ideographs (unified, extension A, compatibility, extensions B-H), the
+# iteration marks 々/〆 and the ideographic zero 〇 ("二〇二三年"). Hangul is
+# written with spaces between words and stays with the word runs.
+_CJK = r"\u3005-\u3007\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f"
+# A word is letters and digits of any other script; CJK and underscores end it.
+_RUNS = re.compile(rf"([{_CJK}]+)|([^\W_{_CJK}]+)")
 _CJK_CHAR = re.compile(rf"[{_CJK}]")
 
 ENGLISH_STOPWORDS = frozenset(
@@ -36,20 +53,43 @@ CHINESE_STOPWORDS = frozenset(
 )
 
 _state = threading.local()
-_mode: CJKMode = "jieba+bigram"
 _jieba_lock = threading.Lock()
-_jieba = None
+_jieba: Any = None
 
 
-def set_cjk_mode(mode: CJKMode) -> None:
-    global _mode
-    if mode not in ("jieba", "bigram", "jieba+bigram"):
-        raise ValueError(f"unknown CJK mode {mode!r}")
-    _mode = mode
-    _cjk_terms.cache_clear()
+@dataclass(frozen=True, slots=True)
+class Tokenizer:
+    """Turns text into lexical terms. Pure: the same text always gives the same
+    terms for the same ``name``, so index-time and query-time terms agree."""
+
+    mode: CJKMode = DEFAULT_CJK_MODE
+
+    def __post_init__(self) -> None:
+        if self.mode not in CJK_MODES:
+            raise InvalidValueError(f"unknown CJK mode {self.mode!r}; use one of {', '.join(CJK_MODES)}")
+
+    @property
+    def name(self) -> str:
+        """What produced a store's terms: the tokenizer version and the CJK mode."""
+        return f"v{TOKENIZER_VERSION}:{self.mode}"
+
+    def index_terms(self, text: str) -> list[str]:
+        """Terms stored in the lexical index (stopwords kept: BM25 discounts them)."""
+        return _terms(text, self.mode, drop_stopwords=False)
+
+    def index_text(self, text: str) -> str:
+        return " ".join(self.index_terms(text))
+
+    def query_terms(self, text: str) -> list[str]:
+        """Distinct query terms, stopwords dropped unless nothing else is left."""
+        terms = _terms(text, self.mode, drop_stopwords=True) or _terms(text, self.mode, drop_stopwords=False)
+        return list(dict.fromkeys(terms))
 
 
-def _jieba_tokenizer():
+DEFAULT_TOKENIZER = Tokenizer()
+
+
+def _jieba_tokenizer() -> Any:
     global _jieba
     with _jieba_lock:
         if _jieba is None:
@@ -67,15 +107,6 @@ def _jieba_tokenizer():
         return _jieba
 
 
-def add_cjk_words(words: list[str]) -> None:
-    """Teach the segmenter names the store has seen (a user dictionary)."""
-    tokenizer = _jieba_tokenizer()
-    for word in words:
-        if _CJK_CHAR.search(word):
-            tokenizer.add_word(word)
-    _cjk_terms.cache_clear()
-
-
 def _bigrams(run: str) -> list[str]:
     if len(run) == 1:
         return [run]
@@ -83,11 +114,11 @@ def _bigrams(run: str) -> list[str]:
 
 
 @lru_cache(maxsize=65536)
-def _cjk_terms(run: str) -> tuple[str, ...]:
+def _cjk_terms(run: str, mode: CJKMode) -> tuple[str, ...]:
     terms: list[str] = []
-    if _mode in ("jieba", "jieba+bigram"):
+    if mode in ("jieba", "jieba+bigram"):
         terms += [w for w in _jieba_tokenizer().cut_for_search(run) if w.strip()]
-    if _mode in ("bigram", "jieba+bigram"):
+    if mode in ("bigram", "jieba+bigram"):
         terms += _bigrams(run)
     return tuple(terms)
 
@@ -103,32 +134,35 @@ def _stem(word: str) -> str:
 
 
 def _normalize(text: str) -> str:
+    # NFKC folds full-width Latin and digits ("Ｐｙｔｈｏｎ２"), half-width kana and
+    # compatibility ideographs into their ordinary forms before anything is split.
     return unicodedata.normalize("NFKC", text).lower()
 
 
-def _terms(text: str, *, drop_stopwords: bool) -> list[str]:
+def _terms(text: str, mode: CJKMode, *, drop_stopwords: bool) -> list[str]:
     out: list[str] = []
     for cjk, word in _RUNS.findall(_normalize(text)):
         if cjk:
-            out += [t for t in _cjk_terms(cjk) if not (drop_stopwords and t in CHINESE_STOPWORDS)]
+            out += [t for t in _cjk_terms(cjk, mode) if not (drop_stopwords and t in CHINESE_STOPWORDS)]
         elif not (drop_stopwords and word in ENGLISH_STOPWORDS):
             out.append(_stem(word))
     return out
 
 
+# Module-level helpers over the default tokenizer. Callers that know their store's
+# tokenizer should use it instead (a store owns the tokenizer its terms came from).
+
+
 def index_terms(text: str) -> list[str]:
-    """Terms stored in the lexical index (stopwords kept: BM25 discounts them)."""
-    return _terms(text, drop_stopwords=False)
+    return DEFAULT_TOKENIZER.index_terms(text)
 
 
 def index_text(text: str) -> str:
-    return " ".join(index_terms(text))
+    return DEFAULT_TOKENIZER.index_text(text)
 
 
 def query_terms(text: str) -> list[str]:
-    """Distinct query terms, stopwords dropped unless nothing else is left."""
-    terms = _terms(text, drop_stopwords=True) or _terms(text, drop_stopwords=False)
-    return list(dict.fromkeys(terms))
+    return DEFAULT_TOKENIZER.query_terms(text)
 
 
 def has_cjk(text: str) -> bool:

@@ -18,9 +18,8 @@ from enum import StrEnum
 
 from ..errors import PermissionDeniedError
 from ..model import MemoryRecord, SearchHit, Version, freeze_mapping
-from ..pipeline.pii import find_pii, reveal
-
-ENCRYPTED = "pii_encrypted"
+from ..pii import ENCRYPTED_KEY as ENCRYPTED
+from ..pii import find_pii, reveal
 
 
 class View(StrEnum):
@@ -41,6 +40,8 @@ def mask_text(text: str) -> str:
     """Each piece of personal data found in ``text`` replaced by its kind: ``[EMAIL]``."""
     out, cursor = [], 0
     for finding in find_pii(text):
+        if finding.marker:  # already a marker ("[PHONE]", "[PHONE#1]"): shown as it is
+            continue
         out += [text[cursor : finding.start], f"[{finding.kind.upper()}]"]
         cursor = finding.end
     return "".join(out) + text[cursor:]

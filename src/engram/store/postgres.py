@@ -115,6 +115,7 @@ class PostgresStore:
         schema = schema or url_options.get("schema", "engram")
         if not _SCHEMA_NAME.match(schema):
             raise InvalidValueError(f"schema {schema!r} must be a lower-case SQL identifier")
+        self.url = url
         self.schema = schema
         self._s = f'"{schema}"'
         self.exact_threshold = int(url_options.get("exact_threshold", exact_threshold))
@@ -276,10 +277,6 @@ class PostgresStore:
         sql = (f"SELECT {rows.SELECT_RECORD} FROM {self._s}.memories WHERE {clause} "
                f"{order_clause(order, descending, 'seq')} LIMIT %s OFFSET %s")
         return [rows.record_from_row(r) for r in self._read(tenant, sql, [*params, limit, offset])]
-
-    def count(self, tenant: str, where: RecordFilter) -> int:
-        clause, params = filter_clause(POSTGRES, tenant, where)
-        return self._read(tenant, f"SELECT count(*) FROM {self._s}.memories WHERE {clause}", params)[0][0]
 
     def lexical(self, tenant: str, where: RecordFilter, terms: Sequence[str], limit: int) -> list[ScoredId]:
         lexemes = list(dict.fromkeys(rows.lexeme(t) for t in terms))

@@ -56,9 +56,11 @@ def finish(
         tenant,
         lambda conn: conn.execute(
             f"UPDATE {store._s}.jobs SET status = %s, last_error = coalesce(%s, last_error), result = %s, "
-            "lease_until = NULL, next_attempt_at = coalesce(%s, next_attempt_at), updated_at = %s "
+            "lease_until = NULL, next_attempt_at = coalesce(%s, next_attempt_at), updated_at = %s, "
+            "payload = CASE WHEN %s = 'done' THEN '{}'::jsonb ELSE payload END "  # a done job drops its turns
             "WHERE tenant_id = %s AND id = %s",
-            (status.value, error, None if result is None else Jsonb(result), retry_at, at, tenant, job_id),
+            (status.value, error, None if result is None else Jsonb(result), retry_at, at, status.value, tenant,
+             job_id),
         ),
         write=True,
     )

@@ -264,10 +264,6 @@ class SQLiteStore:
                f"{order_clause(order, descending, 'rowid')} LIMIT ? OFFSET ?")
         return [rows.record_from_row(r) for r in self._read(sql, [*params, limit, offset])]
 
-    def count(self, tenant: str, where: RecordFilter) -> int:
-        clause, params = filter_clause(SQLITE, tenant, where)
-        return self._read(f"SELECT count(*) FROM memories WHERE {clause}", params)[0][0]
-
     def lexical(self, tenant: str, where: RecordFilter, terms: Sequence[str], limit: int) -> list[ScoredId]:
         if not terms:
             return []

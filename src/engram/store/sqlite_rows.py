@@ -90,10 +90,6 @@ def version_values(tenant: str, version: Version) -> tuple:
             to_epoch(version.at), version.reason, snapshot)
 
 
-def insert_version(conn: sqlite3.Connection, tenant: str, version: Version) -> None:
-    conn.execute(_INSERT_VERSION, version_values(tenant, version))
-
-
 def insert_versions(conn: sqlite3.Connection, tenant: str, versions: Sequence[Version]) -> None:
     conn.executemany(_INSERT_VERSION, [version_values(tenant, version) for version in versions])
 
@@ -123,10 +119,6 @@ _INSERT_AUDIT = (
 def audit_values(tenant: str, draft: AuditDraft) -> tuple:
     return (tenant, to_epoch(draft.at), draft.actor, draft.operation.value, draft.record_id, draft.version,
             namespace_key(draft.namespace), draft.source_message_id, dumps(draft.detail))
-
-
-def insert_audit(conn: sqlite3.Connection, tenant: str, draft: AuditDraft) -> None:
-    conn.execute(_INSERT_AUDIT, audit_values(tenant, draft))
 
 
 def insert_audits(conn: sqlite3.Connection, tenant: str, drafts: Sequence[AuditDraft]) -> None:

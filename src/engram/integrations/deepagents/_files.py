@@ -14,8 +14,7 @@ from deepagents.backends.utils import validate_path
 
 from ...errors import InvalidValueError
 from ...memory import Memory
-from ...model import Kind, MemoryRecord, Scope, Status
-from ...store.base import RecordFilter
+from ...model import Kind, MemoryRecord, Scope
 from .._slots import SlotValue
 
 FILE_TAG = "file"
@@ -89,15 +88,7 @@ def file_data(record: MemoryRecord) -> FileData:
 
 def scan_files(memory: Memory, scope: Scope) -> Iterator[MemoryRecord]:
     """Every live file of one namespace, oldest first."""
-    where = RecordFilter(namespace=scope.namespace, statuses=(Status.ACTIVE,), kinds=(Kind.FILE,),
-                         tags=(FILE_TAG,), valid_at=memory.clock.now())
-    offset = 0
-    while True:
-        page = memory.store.query(scope.tenant, where, limit=_PAGE, offset=offset)
-        yield from page
-        if len(page) < _PAGE:
-            return
-        offset += _PAGE
+    return memory.scan(scope, kinds=[Kind.FILE], tags=[FILE_TAG])
 
 
 def current_thread_id() -> str | None:

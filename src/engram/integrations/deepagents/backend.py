@@ -84,9 +84,10 @@ class EngramBackend(BackendProtocol):
     ) -> None:
         Scope(tenant)
         self.memory = memory
-        self.namespace = namespace if callable(namespace) else tuple(namespace)
-        if not callable(namespace):
-            Scope(tenant, self.namespace)
+        if callable(namespace):
+            self.namespace: NamespaceFactory | tuple[str, ...] = namespace
+        else:
+            self.namespace = Scope(tenant, tuple(namespace)).namespace
         self.tenant = tenant
         self.root = "/" + root.strip("/") + "/" if root.strip("/") else "/"
         self.mount = mount if mount is not None else self.root

@@ -117,7 +117,7 @@ def memory_backend(memory: Memory, *, assistant_id: str, default: Any = None, **
     from deepagents.backends import CompositeBackend, StateBackend
 
     return CompositeBackend(default=default if default is not None else StateBackend(),
-                            routes=memory_routes(memory, assistant_id=assistant_id, **options))
+                            routes=dict(memory_routes(memory, assistant_id=assistant_id, **options)))
 
 
 def seed_files(backend: EngramBackend, contents: Mapping[str, str], *, read_only: bool = False,

@@ -59,7 +59,7 @@ def check_skill(text: str, path: str) -> SkillInfo:
     for field, value in (("name", name), ("description", description)):
         if not isinstance(value, str) or not value.strip():
             raise SkillFormatError(path, f"'{field}' is required and must be a non-empty string")
-    name, description = name.strip(), description.strip()
+    name, description = str(name).strip(), str(description).strip()
     if len(name) > MAX_NAME:
         raise SkillFormatError(path, f"'name' is longer than {MAX_NAME} characters")
     if name.startswith("-") or name.endswith("-") or "--" in name or not all(

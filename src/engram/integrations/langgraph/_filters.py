@@ -106,6 +106,8 @@ def _apply(actual: Any, op: str, operand: Any) -> bool:
     if op not in _OPERATORS:
         raise InvalidValueError(f"unsupported filter operator {op!r}; use {', '.join(_OPERATORS)}")
     try:
+        left: Any
+        right: Any
         if isinstance(operand, str) and isinstance(actual, str):
             left, right = actual, operand
         else:

@@ -14,13 +14,12 @@ from ...memory import Memory
 
 def checkpoint_target(memory: Memory) -> str:
     """Where threads live: a ``postgresql://`` URL, a SQLite path or ":memory:"."""
-    store = memory.store
-    if getattr(store, "dialect", "") == "postgres":
-        url = getattr(store, "url", None) or getattr(store, "dsn", None) or memory.settings.db
-        if not str(url).startswith(("postgresql://", "postgres://")):
+    if memory.dialect == "postgres":
+        url = memory.location
+        if not url.startswith(("postgresql://", "postgres://")):
             raise ConfigError("engram runs on PostgreSQL but its URL is unknown; pass checkpointer=PostgresSaver(...)")
-        return str(url)
-    path = getattr(store, "path", None) or memory.settings.db
+        return url
+    path = memory.location
     if path == ":memory:":
         return path
     db = Path(path)
@@ -50,9 +49,9 @@ def default_checkpointer(memory: Memory, target: str | None = None) -> Any:
         raise ConfigError("threads need langgraph-checkpoint-sqlite (pip install 'engram[langgraph]')") from exc
     if where != ":memory:":
         Path(where).parent.mkdir(parents=True, exist_ok=True)
-    saver = SqliteSaver(sqlite3.connect(where, check_same_thread=False))
-    saver.setup()
-    return saver
+    sqlite_saver = SqliteSaver(sqlite3.connect(where, check_same_thread=False))
+    sqlite_saver.setup()
+    return sqlite_saver
 
 
 def close_checkpointer(saver: Any) -> None:

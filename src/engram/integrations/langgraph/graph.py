@@ -151,5 +151,5 @@ def _turns(messages: Sequence[AnyMessage]) -> tuple[list[Message], list[str] | N
     turns = [
         Message(roles[m.type], _text(m), m.id) for m in messages if m.type in roles and _text(m).strip()
     ]
-    ids = [t.id for t in turns]
-    return turns, (ids if all(ids) else None)
+    ids = [t.id for t in turns if t.id]
+    return turns, (ids if len(ids) == len(turns) else None)

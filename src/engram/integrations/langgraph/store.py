@@ -13,9 +13,9 @@ import asyncio
 import copy
 import json
 import threading
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from datetime import datetime, timedelta
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from langgraph.store.base import (
     NOT_PROVIDED,
@@ -37,10 +37,8 @@ from langgraph.store.base import (
 )
 
 from ...errors import ConflictError, InvalidValueError
-from ...filters import record_filter
 from ...memory import Memory
 from ...model import Kind, MemoryRecord, Scope, Status, parse_enum
-from ...store.base import RecordFilter
 from .._slots import Slots, SlotValue
 from ._filters import check_namespace, literal_prefix, matches, namespace_matches, split_filter
 
@@ -108,7 +106,7 @@ class EngramStore(BaseStore):
     # -- the public BaseStore surface (engram's label rules instead of "no dots") ----------
 
     def get(self, namespace: tuple[str, ...], key: str, *, refresh_ttl: bool | None = None) -> EngramItem | None:
-        return self.batch([GetOp(_tuple(namespace), str(key), self._refresh(refresh_ttl))])[0]
+        return cast(EngramItem | None, self.batch([GetOp(_tuple(namespace), str(key), self._refresh(refresh_ttl))])[0])
 
     def search(
         self,
@@ -120,9 +118,10 @@ class EngramStore(BaseStore):
         limit: int = 10,
         offset: int = 0,
         refresh_ttl: bool | None = None,
-    ) -> list[EngramSearchItem]:
+    ) -> list[SearchItem]:
+        """The items are EngramSearchItems (with their version)."""
         op = SearchOp(_tuple(namespace_prefix), filter, limit, offset, query, self._refresh(refresh_ttl))
-        return self.batch([op])[0]
+        return cast(list[SearchItem], self.batch([op])[0])
 
     def put(
         self,
@@ -152,7 +151,7 @@ class EngramStore(BaseStore):
         limit: int = 100,
         offset: int = 0,
     ) -> list[tuple[str, ...]]:
-        return self.batch([_list_op(prefix, suffix, max_depth, limit, offset)])[0]
+        return cast(list[tuple[str, ...]], self.batch([_list_op(prefix, suffix, max_depth, limit, offset)])[0])
 
     async def aget(
         self, namespace: tuple[str, ...], key: str, *, refresh_ttl: bool | None = None
@@ -169,7 +168,7 @@ class EngramStore(BaseStore):
         limit: int = 10,
         offset: int = 0,
         refresh_ttl: bool | None = None,
-    ) -> list[EngramSearchItem]:
+    ) -> list[SearchItem]:
         return await asyncio.to_thread(
             self.search, namespace_prefix, query=query, filter=filter, limit=limit, offset=offset,
             refresh_ttl=refresh_ttl,
@@ -213,7 +212,7 @@ class EngramStore(BaseStore):
             if isinstance(op, GetOp):
                 results.append(self._get(op))
             elif isinstance(op, SearchOp):
-                results.append(self._search(op))
+                results.append(cast(list[SearchItem], self._search(op)))
             elif isinstance(op, PutOp):
                 self._put(op)
                 results.append(None)
@@ -256,7 +255,7 @@ class EngramStore(BaseStore):
 
     def _slot_value(self, op: PutOp) -> SlotValue:
         now = self.memory.clock.now()
-        value = dict(op.value)
+        value = dict(op.value or {})
         text = self._index_text(value, op.index)
         ttl = _check_ttl(op.ttl)
         meta = {"key": str(op.key), "value": value, "indexed": text is not None, "ttl": ttl,
@@ -284,10 +283,11 @@ class EngramStore(BaseStore):
             return []
         sql_filter, python_filter = split_filter(op.filter)
         now = self.memory.clock.now()
+        found: list[tuple[MemoryRecord, float | None]]
         if isinstance(op.query, str) and op.query.strip():
-            found = self._ranked(op, scope, sql_filter, python_filter)
+            found = list(self._ranked(op, op.query, scope, sql_filter, python_filter))
         else:
-            found = [(record, None) for record in self._listed(op, scope, sql_filter, python_filter, now)]
+            found = [(record, None) for record in self._listed(op, scope, sql_filter, python_filter)]
         out = []
         for record, score in found:
             if op.refresh_ttl:
@@ -296,12 +296,12 @@ class EngramStore(BaseStore):
         return out
 
     def _ranked(
-        self, op: SearchOp, scope: Scope, sql_filter: dict[str, Any], python_filter: dict[str, Any]
+        self, op: SearchOp, query: str, scope: Scope, sql_filter: dict[str, Any], python_filter: dict[str, Any]
     ) -> list[tuple[MemoryRecord, float]]:
         want = op.offset + op.limit
         k = max(want, 10)
         while True:
-            hits = self.memory.search(op.query, scope, k=k, include_descendants=True, tags=[ITEM_TAG],
+            hits = self.memory.search(query, scope, k=k, include_descendants=True, tags=[ITEM_TAG],
                                       metadata=sql_filter)
             kept = [
                 (hit.record, float(hit.score)) for hit in hits
@@ -313,43 +313,32 @@ class EngramStore(BaseStore):
             k *= 4
 
     def _listed(
-        self, op: SearchOp, scope: Scope, sql_filter: dict[str, Any], python_filter: dict[str, Any], now: datetime
+        self, op: SearchOp, scope: Scope, sql_filter: dict[str, Any], python_filter: dict[str, Any]
     ) -> list[MemoryRecord]:
-        where = record_filter(scope, include_descendants=True, tags=[ITEM_TAG], metadata=sql_filter, valid_at=now)
+        filters: dict[str, Any] = {"include_descendants": True, "tags": [ITEM_TAG], "metadata": sql_filter}
         if not python_filter:
-            return self.memory.store.query(self.tenant, where, limit=op.limit, offset=op.offset)
-        wanted = [r for r in self._scan(where) if matches(_value(r), python_filter)]
+            return list(self.memory.list(scope, offset=op.offset, limit=op.limit, **filters).items)
+        wanted = [r for r in self.memory.scan(scope, **filters) if matches(_value(r), python_filter)]
         return wanted[op.offset : op.offset + op.limit]
-
-    def _scan(self, where: RecordFilter) -> Iterator[MemoryRecord]:
-        offset = 0
-        while True:
-            page = self.memory.store.query(self.tenant, where, limit=_PAGE, offset=offset)
-            yield from page
-            if len(page) < _PAGE:
-                return
-            offset += _PAGE
 
     def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
         conditions = tuple(op.match_conditions or ())
         for condition in conditions:
             check_namespace(condition.path, wildcards=True)
         root = literal_prefix(conditions)
-        now = self.memory.clock.now()
         found = set()
         for namespace in self.memory.namespaces(Scope(self.tenant, root)):
             if not all(namespace_matches(namespace, c) for c in conditions):
                 continue
-            if not self._has_items(namespace, now):
+            if not self._has_items(namespace):
                 continue
             found.add(namespace[: op.max_depth] if op.max_depth is not None else namespace)
         if op.limit <= 0 or op.offset < 0:
             return []
         return sorted(found)[op.offset : op.offset + op.limit]
 
-    def _has_items(self, namespace: tuple[str, ...], now: datetime) -> bool:
-        where = RecordFilter(namespace=namespace, statuses=(Status.ACTIVE,), tags=(ITEM_TAG,), valid_at=now)
-        return bool(self.memory.store.query(self.tenant, where, limit=1))
+    def _has_items(self, namespace: tuple[str, ...]) -> bool:
+        return bool(self.memory.list(Scope(self.tenant, namespace), tags=[ITEM_TAG], limit=1).items)
 
     # -- TTL ---------------------------------------------------------------------------------
 
@@ -381,9 +370,9 @@ class EngramStore(BaseStore):
 
     def sweep_ttl(self) -> int:
         """Forget (soft-delete) every expired item of this tenant; returns how many."""
-        now = self.memory.clock.now()
-        where = RecordFilter(namespace=(), descendants=True, statuses=(Status.ACTIVE,), tags=(ITEM_TAG,))
-        expired = [r for r in self._scan(where) if r.expires_at is not None and r.expires_at <= now]
+        scope = Scope(self.tenant)
+        expired = [r for r in self.memory.scan(scope, include_descendants=True, tags=[ITEM_TAG],
+                                               statuses=[Status.EXPIRED]) if r.expires_at is not None]
         for record in expired:
             try:
                 self.memory.forget(record.id, record.scope, actor=self.actor, reason="ttl expired")

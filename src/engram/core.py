@@ -1,0 +1,282 @@
+"""The one write path. Every change to memory, whoever proposes it, passes here:
+
+    producers: the Memory facade, the add() pipeline, background jobs, maintenance,
+               import, reindex (and every surface through the facade)
+        └─► WriteCore.admit(change)    PII policy of the tenant on the FINAL record
+                                       → policy hooks (they see exactly what will be stored)
+              └─► WriteCore.commit(…)  vectors (one reuse rule) → version row → audit row
+                                       → store.apply(): ONE transaction, the only caller
+
+A producer builds ``Change`` values (what it wants the record to become and why);
+it never builds rows. ``admit`` may refuse one change (PermissionDeniedError, of
+which PIIForbiddenError is one) so a producer handling many candidates can report
+that one as skipped and commit the rest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+
+from .clock import Clock
+from .embed.base import Embedder
+from .errors import InvalidValueError
+from .model import Job, MemoryRecord, Operation, Scope, SearchHit, Status, Version
+from .pii import PIIPolicies, PIIPolicy, screen_record
+from .search.tokenize import index_text
+from .store.base import AuditDraft, RecordWrite, Store, Touch, WriteBatch
+from .writes import retire
+
+
+@dataclass(frozen=True, slots=True)
+class WriteIntent:
+    """What a policy hook sees before a write; raise PermissionDeniedError to refuse."""
+
+    operation: Operation
+    actor: str
+    scope: Scope
+    record: MemoryRecord | None  # the state after the write, as it will be stored (None for purge)
+    previous: MemoryRecord | None
+
+
+Policy = Callable[[WriteIntent], None]
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """One logical change to one record, as a producer proposes it."""
+
+    operation: Operation
+    record: MemoryRecord | None  # the state after the change; None for a purge
+    previous: MemoryRecord | None = None  # the stored state it replaces (compare-and-swap on its version)
+    actor: str = "app"
+    reason: str | None = None
+    detail: Mapping[str, Any] = field(default_factory=dict)
+    # an embedding the producer already has, and the exact text it embeds
+    vector: np.ndarray | None = None
+    vector_text: str | None = None
+    # import only: the record's own history, written instead of a new version
+    history: tuple[Version, ...] = ()
+
+    @property
+    def scope(self) -> Scope:
+        subject = self.record or self.previous
+        if subject is None:
+            raise InvalidValueError("a change needs a record or the record it replaces")
+        return subject.scope
+
+
+@dataclass(frozen=True, slots=True)
+class Admitted:
+    """A change that passed the PII policy and the policy hooks. Only
+    ``WriteCore.admit`` makes these; only ``WriteCore.commit`` takes them."""
+
+    change: Change
+
+    @property
+    def record(self) -> MemoryRecord | None:
+        return self.change.record
+
+
+class WriteCore:
+    """Holds what every write needs (store, embedder, clock, policies, PII policy)
+    and is the only caller of ``store.apply``."""
+
+    def __init__(
+        self,
+        store: Store,
+        embedder: Embedder,
+        clock: Clock,
+        *,
+        policies: list[Policy] | None = None,
+        pii: PIIPolicies | None = None,
+        max_content_chars: int = 8000,
+    ) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.clock = clock
+        self.policies: list[Policy] = policies if policies is not None else []
+        self.pii = pii or PIIPolicies()
+        self.max_content_chars = max_content_chars
+
+    def pii_for(self, tenant: str) -> PIIPolicy:
+        return self.pii.for_tenant(tenant)
+
+    # -- the gate ----------------------------------------------------------------------------
+
+    def admit(self, change: Change) -> Admitted:
+        """PII policy on the final record, then the policy hooks. Raises
+        PermissionDeniedError (PIIForbiddenError for personal data the tenant's
+        policy forbids) and writes nothing."""
+        record = change.record
+        if record is None and change.operation is not Operation.PURGE:
+            raise InvalidValueError(f"a {change.operation.value} change needs the record's new state")
+        if record is not None:
+            # new text may be refused; a record only changing state is never stuck (forbidden values become markers)
+            refuse = change.previous is None or _texts(change.previous) != _texts(record)
+            record = screen_record(record, self.pii_for(record.scope.tenant), refuse=refuse)
+            change = replace(change, record=record, history=self._screened_history(change.history))
+        intent = WriteIntent(change.operation, change.actor, change.scope, record, change.previous)
+        for policy in self.policies:
+            policy(intent)
+        return Admitted(change)
+
+    def _screened_history(self, history: tuple[Version, ...]) -> tuple[Version, ...]:
+        return tuple(
+            v if v.record is None else replace(v, record=screen_record(v.record, self.pii_for(v.record.scope.tenant)))
+            for v in history
+        )
+
+    def commit(
+        self,
+        admitted: Sequence[Admitted],
+        *,
+        tenant: str | None = None,
+        audit: Sequence[AuditDraft] = (),
+        touches: Sequence[Touch] = (),
+        jobs: Sequence[Job] = (),
+    ) -> list[MemoryRecord]:
+        """Write admitted changes (and any extra audit rows, touches and jobs) in one
+        transaction. Returns the records as stored."""
+        tenant = self._tenant_of(admitted, tenant)
+        changes = [a.change for a in admitted]
+        purged = [c for c in changes if c.operation is Operation.PURGE]
+        kept = [c for c in changes if c.operation is not Operation.PURGE]
+        records = [replace(c.record, embedding_model=self.embedder.name) for c in kept if c.record is not None]
+        vectors = self._vectors(kept, records)
+        pairs = list(zip(kept, records))
+        now = self.clock.now()
+        batch = WriteBatch(
+            tenant,
+            records=tuple(RecordWrite(r, index_text(r.indexed_text), v, _expected(c))
+                          for (c, r), v in zip(pairs, vectors)),
+            versions=tuple(v for c, r in pairs for v in _versions(c, r)),
+            audit=(*(_audit(c, r, now) for c, r in pairs), *(_purge_audit(c, now) for c in purged), *audit),
+            purge_ids=tuple(c.previous.id for c in purged if c.previous is not None),
+            touches=tuple(touches),
+            jobs=tuple(jobs),
+        )
+        if batch.records or batch.purge_ids or batch.audit or batch.touches or batch.jobs:
+            self.store.apply(batch)
+        return records
+
+    def write(self, changes: Sequence[Change], *, audit: Sequence[AuditDraft] = ()) -> list[MemoryRecord]:
+        """Admit every change (any refusal raises and nothing is written), then commit."""
+        if not changes:
+            return []
+        return self.commit([self.admit(c) for c in changes], audit=audit)
+
+    @staticmethod
+    def _tenant_of(admitted: Sequence[Admitted], tenant: str | None) -> str:
+        tenants = {a.change.scope.tenant for a in admitted} | ({tenant} if tenant else set())
+        if len(tenants) != 1:
+            raise InvalidValueError(f"one commit writes one tenant, got {sorted(tenants) or 'none'}")
+        return tenants.pop()
+
+    # -- vectors: one rule --------------------------------------------------------------------
+
+    def _vectors(self, changes: Sequence[Change], records: Sequence[MemoryRecord]) -> list[np.ndarray | None]:
+        """Reuse a vector only if it was made by the current model from exactly the text
+        to be indexed: the producer's own, else the stored one of the previous state;
+        embed the rest in one batch."""
+        reuse = {c.previous.id for c, r in zip(changes, records)
+                 if c.previous is not None and self._reusable(c.previous, r)}
+        stored = self.stored_vectors(records[0].scope.tenant, sorted(reuse)) if reuse else {}
+        out: list[np.ndarray | None] = []
+        for change, record in zip(changes, records):
+            if change.vector is not None and change.vector_text == record.indexed_text:
+                out.append(change.vector)
+            else:
+                out.append(stored.get(change.previous.id) if change.previous is not None else None)
+        missing = [i for i, vector in enumerate(out) if vector is None]
+        if missing:
+            for i, vector in zip(missing, self.embedder.embed([records[i].indexed_text for i in missing])):
+                out[i] = vector
+        return out
+
+    def _reusable(self, previous: MemoryRecord, record: MemoryRecord) -> bool:
+        return previous.indexed_text == record.indexed_text and previous.embedding_model == self.embedder.name
+
+    def stored_vectors(self, tenant: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        return self.store.vectors(tenant, list(ids), self.embedder.name) if ids else {}
+
+    # -- what is not a record change ----------------------------------------------------------
+
+    def record_recall(self, hits: Sequence[SearchHit], actor: str, detail: Mapping[str, Any]) -> None:
+        """Which memories served an answer: audit rows and access counts, per tenant."""
+        now = self.clock.now()
+        by_tenant: dict[str, list[SearchHit]] = {}
+        for hit in hits:
+            by_tenant.setdefault(hit.record.scope.tenant, []).append(hit)
+        for tenant, group in by_tenant.items():
+            audit = [AuditDraft(actor=actor, operation=Operation.RECALL, at=now, record_id=h.record.id,
+                                version=h.record.version, namespace=h.record.scope.namespace,
+                                detail={**detail, "score": round(h.score, 4)}) for h in group]
+            self.commit([], tenant=tenant, audit=audit, touches=[Touch(h.record.id, now) for h in group])
+
+    def enqueue(self, job: Job) -> None:
+        self.commit([], tenant=job.tenant, jobs=[job])
+
+
+# -- change builders shared by every producer ------------------------------------------------
+
+
+def superseding(
+    old: MemoryRecord, new: MemoryRecord, *, actor: str, reason: str | None, at: datetime,
+    detail: Mapping[str, Any] | None = None, vector: np.ndarray | None = None, vector_text: str | None = None,
+) -> list[Change]:
+    """A fact replaced by a newer one: the new record (linked back) and the old one
+    retired as superseded, valid until ``at``. The one way anything supersedes."""
+    new = replace(new, supersedes=old.id)
+    return [
+        Change(Operation.CREATE, new, None, actor, reason, {**(detail or {}), "supersedes": old.id},
+               vector=vector, vector_text=vector_text),
+        retired_by(old, new.id, actor=actor, reason=reason, at=at, detail=detail),
+    ]
+
+
+def retired_by(
+    old: MemoryRecord, successor_id: str, *, actor: str, reason: str | None, at: datetime,
+    detail: Mapping[str, Any] | None = None,
+) -> Change:
+    """The old record as superseded by ``successor_id`` (which may already exist)."""
+    retired = retire(old, Status.SUPERSEDED, at, valid_to=min(old.valid_to, at) if old.valid_to else at,
+                     superseded_by=successor_id)
+    return Change(Operation.SUPERSEDE, retired, old, actor, reason, {**(detail or {}), "superseded_by": successor_id})
+
+
+def _texts(record: MemoryRecord) -> tuple[Any, ...]:
+    return record.content, record.source.reply_to, record.metadata
+
+
+def _expected(change: Change) -> int | None:
+    return change.previous.version if change.previous is not None else None
+
+
+def _versions(change: Change, record: MemoryRecord) -> tuple[Version, ...]:
+    if change.history:
+        return change.history
+    return (Version(record.id, record.version, change.operation, change.actor, record.updated_at, change.reason,
+                    record),)
+
+
+def _audit(change: Change, record: MemoryRecord, now: datetime) -> AuditDraft:
+    """When the change happened: the new state's time, except an import's (its
+    records keep their own times; the import happens now)."""
+    at = now if change.operation is Operation.IMPORT else record.updated_at
+    detail = {"reason": change.reason, **change.detail} if change.reason else dict(change.detail)
+    return AuditDraft(actor=change.actor, operation=change.operation, at=at, record_id=record.id,
+                      version=record.version, namespace=record.scope.namespace,
+                      source_message_id=record.source.message_id, detail=detail)
+
+
+def _purge_audit(change: Change, at: datetime) -> AuditDraft:
+    """That a purge happened, by whom and why; never what was purged."""
+    gone = change.previous
+    assert gone is not None
+    return AuditDraft(actor=change.actor, operation=Operation.PURGE, at=at, record_id=gone.id, version=gone.version,
+                      namespace=gone.scope.namespace, detail={"reason": change.reason} if change.reason else {})

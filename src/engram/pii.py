@@ -1,0 +1,339 @@
+"""PII policy: find personal data in text and allow, mask, encrypt or forbid it.
+
+Detection is pattern-based (e-mail, phone numbers in Chinese and international
+formats, Chinese resident ID numbers, payment cards with a Luhn check, IBANs,
+API keys and passwords). Encryption keeps a masked, searchable text and puts the
+originals, encrypted with Fernet, in the record's ``metadata["pii_encrypted"]``.
+
+The write core screens the *final* state of every record it writes (content, the
+question it replies to, and the string values of its metadata) with the policy of
+the record's tenant; the pipeline screens candidates earlier with the same
+functions so that reconciliation compares masked text with masked text.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Literal, get_args
+
+from .errors import ConfigError, PIIForbiddenError
+from .model import MemoryRecord, Message, Sensitivity, freeze_mapping
+
+Action = Literal["allow", "mask", "encrypt", "forbid"]
+ACTIONS: tuple[str, ...] = get_args(Action)
+ENCRYPTED_KEY = "pii_encrypted"  # metadata key holding token → ciphertext
+
+PATTERNS: dict[str, re.Pattern[str]] = {
+    "email": re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"),
+    "cn_id": re.compile(r"(?<!\d)\d{17}[\dXx](?!\d)"),
+    "card": re.compile(r"(?<!\d)(?:\d[ -]?){13,19}(?!\d)"),
+    "phone": re.compile(r"(?<![\d+])(?:\+?\d{1,3}[ -]?)?(?:1[3-9]\d{9}|\(?\d{2,4}\)?[ -]?\d{3,4}[ -]?\d{4})(?!\d)"),
+    "iban": re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){3,7}\b"),
+    "secret": re.compile(
+        r"\b(?:sk|pk|ghp|xox[bp])[-_][A-Za-z0-9_-]{16,}\b"
+        r"|(?i:password|passcode|pin code|密码|口令)\s*(?i:is|:|：|是|为|=)\s*\S+"
+    ),
+}
+KINDS: tuple[str, ...] = ("secret", "email", "cn_id", "iban", "card", "phone")  # the more specific first
+SECRET_KINDS = frozenset({"card", "iban", "secret", "cn_id"})
+# what engram writes in place of a value: "[PHONE]" (masked, or forbidden in a job
+# payload) and "[PHONE#2]" (encrypted); a marker of a forbidden kind is refused like the value
+_MARKER = re.compile(r"\[(" + "|".join(kind.upper() for kind in KINDS) + r")(?:#\d+)?\]")
+# hex ids, UUIDs: metadata values that are identifiers, not text (they may hold digit runs)
+_IDENTIFIER = re.compile(r"(?=[0-9-]*[a-fA-F])[0-9a-fA-F-]{16,}")
+
+
+@dataclass(frozen=True, slots=True)
+class PIIPolicy:
+    """What to do per kind of personal data found; kinds not listed use ``default``."""
+
+    default: Action = "mask"
+    actions: Mapping[str, Action] = field(
+        default_factory=lambda: {"email": "allow", "phone": "mask", "secret": "forbid"}
+    )
+    encryption_key: str | None = None
+
+    def action_for(self, kind: str) -> Action:
+        return self.actions.get(kind, self.default)
+
+    def describe(self) -> dict[str, str]:
+        """The action per kind, e.g. for ``engram stats`` (never the key)."""
+        return {kind: self.action_for(kind) for kind in sorted(KINDS)}
+
+    @classmethod
+    def from_data(cls, data: Mapping[str, Any], where: str = "PII policy") -> PIIPolicy:
+        if not isinstance(data, Mapping):
+            raise ConfigError(f"{where}: expected a mapping with 'default' and/or 'actions'")
+        unknown = set(data) - {"default", "actions"}
+        if unknown:
+            raise ConfigError(f"{where}: unknown keys {sorted(unknown)}; use 'default' and 'actions'")
+        default = _action(data.get("default", "mask"), f"{where}.default")
+        actions = data.get("actions", {})
+        if not isinstance(actions, Mapping):
+            raise ConfigError(f"{where}.actions: expected a mapping of PII kind to action")
+        for kind in actions:
+            if kind not in KINDS:
+                raise ConfigError(f"{where}.actions: unknown PII kind {kind!r}; known: {', '.join(sorted(KINDS))}")
+        checked = {kind: _action(action, f"{where}.actions.{kind}") for kind, action in actions.items()}
+        return cls(default, checked)
+
+
+def _action(value: Any, where: str) -> Action:
+    if value not in ACTIONS:
+        raise ConfigError(f"{where}: {value!r} is not one of {', '.join(ACTIONS)}")
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class PIIPolicies:
+    """A default policy and per-tenant overrides (configuration: ``ENGRAM_PII_POLICY``)."""
+
+    default: PIIPolicy = field(default_factory=PIIPolicy)
+    tenants: Mapping[str, PIIPolicy] = field(default_factory=dict)
+    encryption_key: str | None = None
+
+    def for_tenant(self, tenant: str) -> PIIPolicy:
+        policy = self.tenants.get(tenant, self.default)
+        key = policy.encryption_key or self.encryption_key or os.environ.get("ENGRAM_ENCRYPTION_KEY")
+        return policy if policy.encryption_key == key else replace(policy, encryption_key=key)
+
+    def describe(self) -> dict[str, Any]:
+        return {"default": self.default.describe(),
+                "tenants": {name: policy.describe() for name, policy in sorted(self.tenants.items())}}
+
+    @classmethod
+    def load(cls, source: str | None) -> PIIPolicies:
+        """From JSON text or a ``.json``/``.toml`` file:
+        ``{"default": {"default": "mask", "actions": {"email": "allow"}},
+        "tenants": {"acme": {"actions": {"phone": "encrypt"}}}}``. None: the defaults."""
+        if source is None or not source.strip():
+            return cls()
+        data = _read_config(source)
+        if not isinstance(data, Mapping) or set(data) - {"default", "tenants"}:
+            raise ConfigError("PII policy configuration: expected {'default': {...}, 'tenants': {name: {...}}}")
+        default = PIIPolicy.from_data(data.get("default", {}), "PII policy default")
+        tenants = data.get("tenants", {})
+        if not isinstance(tenants, Mapping):
+            raise ConfigError("PII policy configuration: 'tenants' must map tenant names to policies")
+        return cls(default, {name: PIIPolicy.from_data(p, f"PII policy of tenant {name!r}")
+                             for name, p in tenants.items()})
+
+
+def _read_config(source: str) -> Any:
+    text = source.strip()
+    if text.startswith("{"):
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"PII policy configuration is not valid JSON: {exc}") from None
+    path = Path(text).expanduser()
+    if not path.is_file():
+        raise ConfigError(f"PII policy configuration: no file {path}")
+    try:
+        if path.suffix == ".toml":
+            return tomllib.loads(path.read_text(encoding="utf-8"))
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"PII policy configuration {path} cannot be parsed: {exc}") from None
+
+
+@dataclass(frozen=True, slots=True)
+class PIIFinding:
+    kind: str
+    start: int
+    end: int
+    marker: bool = False  # an engram marker ("[PHONE]") rather than the value itself
+
+
+def _luhn_ok(digits: str) -> bool:
+    numbers = [int(d) for d in digits if d.isdigit()]
+    total = 0
+    for i, n in enumerate(reversed(numbers)):
+        total += (n * 2 - 9 if n * 2 > 9 else n * 2) if i % 2 else n
+    return total % 10 == 0
+
+
+# cheap tests that rule kinds out before their patterns run (most texts hold none)
+_DIGIT_RUN = re.compile(r"\d[\d ()+-]{7,}\d")
+_SECRET_HINT = re.compile(r"(?i:password|passcode|pin code)|密码|口令|\b(?:sk|pk|ghp|xox[bp])[-_]")
+
+
+def _possible_kinds(text: str) -> list[str]:
+    possible = {"email"} if "@" in text else set()
+    if _DIGIT_RUN.search(text):
+        possible |= {"cn_id", "iban", "card", "phone"}
+    if _SECRET_HINT.search(text):
+        possible.add("secret")
+    return [kind for kind in KINDS if kind in possible]
+
+
+def find_pii(text: str) -> list[PIIFinding]:
+    """Non-overlapping findings, the more specific kinds first."""
+    taken: list[PIIFinding] = []
+    for kind in _possible_kinds(text):
+        for match in PATTERNS[kind].finditer(text):
+            if kind == "card" and not _luhn_ok(match.group()):
+                continue
+            if any(match.start() < f.end and f.start < match.end() for f in taken):
+                continue
+            taken.append(PIIFinding(kind, match.start(), match.end()))
+    for match in _MARKER.finditer(text) if "[" in text else ():
+        if not any(match.start() < f.end and f.start < match.end() for f in taken):
+            taken.append(PIIFinding(match.group(1).lower(), match.start(), match.end(), marker=True))
+    return sorted(taken, key=lambda f: f.start)
+
+
+def _fernet(key: str | None) -> Any:
+    if not key:
+        raise ConfigError("the PII policy encrypts, but no key is set: set ENGRAM_ENCRYPTION_KEY "
+                          "(a Fernet key: python -c 'from cryptography.fernet import Fernet; "
+                          "print(Fernet.generate_key().decode())')")
+    try:
+        from cryptography.fernet import Fernet
+    except ImportError as exc:
+        raise ConfigError("PII encryption needs the 'cryptography' package: pip install engram[crypto]") from exc
+    return Fernet(key.encode() if isinstance(key, str) else key)
+
+
+@dataclass
+class Redactor:
+    """Screens several texts of one record with one policy, numbering encrypted
+    values across them (so one ``pii_encrypted`` map serves the whole record)."""
+
+    policy: PIIPolicy
+    next_token: int = 1
+    kinds: set[str] = field(default_factory=set)
+    encrypted: dict[str, str] = field(default_factory=dict)
+
+    def text(self, text: str, where: str = "content", *, refuse: bool = True) -> str:
+        """``refuse``: a forbidden kind raises PIIForbiddenError (a marker of one
+        too); otherwise its value is replaced by a marker and nothing of it is kept."""
+        findings = find_pii(text)
+        if not findings:
+            return text
+        refused = sorted({f.kind for f in findings if self.policy.action_for(f.kind) == "forbid"})
+        if refused and refuse:
+            raise PIIForbiddenError(f"PII policy forbids storing {', '.join(refused)} (found in {where})",
+                                    kinds=tuple(refused))
+        self.kinds.update(f.kind for f in findings)  # a masked value still makes the record personal
+        real = [f for f in findings if not f.marker]
+        return self._rewrite(text, real) if real else text
+
+    def _rewrite(self, text: str, findings: list[PIIFinding]) -> str:
+        out, cursor = [], 0
+        for finding in findings:
+            out.append(text[cursor : finding.start])
+            out.append(self._replacement(finding.kind, text[finding.start : finding.end]))
+            cursor = finding.end
+        out.append(text[cursor:])
+        return "".join(out)
+
+    def _replacement(self, kind: str, original: str) -> str:
+        action = self.policy.action_for(kind)
+        if action == "allow":
+            return original
+        if action in ("mask", "forbid"):
+            return f"[{kind.upper()}]"
+        token = f"[{kind.upper()}#{self.next_token}]"
+        self.next_token += 1
+        self.encrypted[token] = _fernet(self.policy.encryption_key).encrypt(original.encode()).decode()
+        return token
+
+
+def screen_record(record: MemoryRecord, policy: PIIPolicy, *, refuse: bool = True) -> MemoryRecord:
+    """The record as it may be stored under ``policy``: personal data masked or
+    encrypted in its content, its reply_to and its metadata's text values, and its
+    sensitivity raised to match. A kind the policy forbids raises PIIForbiddenError,
+    or with ``refuse=False`` (a record leaving the active set must never be stuck)
+    is replaced by a marker."""
+    previous = dict(record.metadata.get(ENCRYPTED_KEY) or {})
+    redactor = Redactor(policy, next_token=_next_token(previous))
+    content = redactor.text(record.content, "content", refuse=refuse)
+    reply_to = record.source.reply_to
+    if reply_to is not None:
+        reply_to = redactor.text(reply_to, "source.reply_to", refuse=refuse)
+    metadata = _screen_mapping(redactor, record.metadata, "metadata", refuse)
+    if not redactor.kinds and content == record.content and metadata is record.metadata:
+        return record
+    if redactor.encrypted:
+        metadata = {**metadata, ENCRYPTED_KEY: {**previous, **redactor.encrypted}}
+    return replace(
+        record,
+        content=content,
+        source=replace(record.source, reply_to=reply_to),
+        metadata=freeze_mapping(metadata),
+        sensitivity=_raised(record.sensitivity, redactor.kinds),
+    )
+
+
+def _next_token(encrypted: Mapping[str, Any]) -> int:
+    numbers = [int(match.group(1)) for token in encrypted if (match := re.search(r"#(\d+)\]$", token))]
+    return max(numbers, default=0) + 1
+
+
+def _raised(current: Sensitivity, kinds: set[str]) -> Sensitivity:
+    if not kinds:
+        return current
+    found = Sensitivity.SECRET if kinds & SECRET_KINDS else Sensitivity.PERSONAL
+    order = (Sensitivity.NORMAL, Sensitivity.PERSONAL, Sensitivity.SECRET)
+    return max(current, found, key=order.index)
+
+
+def _screen_mapping(redactor: Redactor, data: Mapping[str, Any], where: str, refuse: bool) -> Mapping[str, Any]:
+    """The same mapping object when nothing changed (the common case), else a copy."""
+    changed = {}
+    for key, value in data.items():
+        if key == ENCRYPTED_KEY:
+            continue
+        screened = _screen_value(redactor, value, f"{where}.{key}", refuse)
+        if screened is not value:
+            changed[key] = screened
+    return {**data, **changed} if changed else data
+
+
+def _screen_value(redactor: Redactor, value: Any, where: str, refuse: bool) -> Any:
+    if isinstance(value, str):
+        if _IDENTIFIER.fullmatch(value):
+            return value
+        screened = redactor.text(value, where, refuse=refuse)
+        return value if screened == value else screened
+    if isinstance(value, Mapping):
+        return _screen_mapping(redactor, value, where, refuse)
+    if isinstance(value, (list, tuple)):
+        items = [_screen_value(redactor, item, f"{where}[{i}]", refuse) for i, item in enumerate(value)]
+        return value if all(a is b for a, b in zip(items, value)) else items
+    return value
+
+
+def redact_message(message: Message, policy: PIIPolicy) -> tuple[Message, dict[str, str]]:
+    """A turn as a background job may keep it: masked per policy, encrypted values
+    as tokens (with their ciphertexts returned), forbidden values replaced by a
+    marker so they never reach the job table (a fact carrying the marker is refused
+    later like the value itself)."""
+    redactor = Redactor(policy)
+    content = redactor.text(message.content, "message", refuse=False)
+    return replace(message, content=content), redactor.encrypted
+
+
+def reveal(content: str, metadata: Mapping[str, object], key: str | None = None) -> str:
+    """Put encrypted originals back into a text (for an authorised reader)."""
+    encrypted = metadata.get(ENCRYPTED_KEY) or {}
+    if not encrypted:
+        return content
+    fernet = _fernet(key or os.environ.get("ENGRAM_ENCRYPTION_KEY"))
+    for token, cipher in dict(encrypted).items():  # type: ignore[call-overload]
+        content = content.replace(token, fernet.decrypt(str(cipher).encode()).decode())
+    return content
+
+
+def masked_for_display(text: str, policy: PIIPolicy) -> str:
+    """Text safe to show, log or keep in a job's result: every kind of personal data
+    the policy does not allow is masked, whatever its action on write."""
+    allowed: dict[str, Action] = {kind: "allow" for kind in KINDS if policy.action_for(kind) == "allow"}
+    return Redactor(PIIPolicy(default="mask", actions=allowed)).text(text, refuse=False)

@@ -1,0 +1,78 @@
+"""The shape of the package, checked on its source (docs/CONCEPTS.md, "One write path"):
+
+- only the write core calls ``store.apply``;
+- nothing below the Memory facade imports it (dependencies flow downward);
+- the surfaces and integrations reach memory through the facade, never its store.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1] / "src" / "engram"
+# the facade itself and what sits above it
+ABOVE_THE_FACADE = ("memory.py", "__init__.py", "cli/", "server/", "integrations/", "compat/", "eval/", "benchmark/")
+# tools that build a Memory over an existing store (benchmarks, evaluation variants)
+MAY_HOLD_A_STORE = ("eval/", "benchmark/", "memory.py", "core.py")
+
+
+def modules() -> list[tuple[str, ast.Module]]:
+    return [(path.relative_to(PACKAGE).as_posix(), ast.parse(path.read_text(encoding="utf-8")))
+            for path in sorted(PACKAGE.rglob("*.py"))]
+
+
+def imported_modules(name: str, tree: ast.Module) -> set[str]:
+    """Absolute dotted names of everything a module imports."""
+    package = ["engram", *name.removesuffix(".py").split("/")][:-1]
+    if name.endswith("__init__.py"):
+        package = ["engram", *name.removesuffix("/__init__.py").split("/")] if "/" in name else ["engram"]
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = package[: len(package) - node.level + 1] if node.level else []
+            module = ".".join([*base, *(node.module.split(".") if node.module else [])])
+            found.add(module)
+            found.update(f"{module}.{alias.name}" for alias in node.names)
+    return found
+
+
+def test_only_the_write_core_calls_store_apply():
+    callers = sorted(
+        name for name, tree in modules()
+        if not name.startswith("store/") and any(
+            isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "apply"
+            and "store" in ast.unparse(node.func.value).lower()
+            for node in ast.walk(tree)
+        )
+    )
+    assert callers == ["core.py"]
+
+
+def test_nothing_below_the_facade_imports_it():
+    below = [name for name, tree in modules()
+             if not name.startswith(ABOVE_THE_FACADE) and "engram.memory" in imported_modules(name, tree)]
+    assert below == []
+
+
+def test_surfaces_and_integrations_never_touch_the_store():
+    offenders = []
+    for name, tree in modules():
+        if not name.startswith(ABOVE_THE_FACADE) or name.startswith(MAY_HOLD_A_STORE) or name == "__init__.py":
+            continue
+        reaches = [ast.unparse(node) for node in ast.walk(tree)
+                   if isinstance(node, ast.Attribute) and node.attr in ("store", "core")
+                   and "memory" in ast.unparse(node.value).lower()]
+        imports = [m for m in imported_modules(name, tree) if m.startswith("engram.store") or m == "engram.core"]
+        if reaches or imports:
+            offenders.append((name, reaches[:2], sorted(imports)[:2]))
+    assert offenders == []
+
+
+def test_the_architecture_checks_see_the_package():
+    names = [name for name, _ in modules()]
+    assert "core.py" in names and "memory.py" in names and len(names) > 50
+    assert "engram.memory" in imported_modules("integrations/langgraph/store.py",
+                                               dict(modules())["integrations/langgraph/store.py"])
