@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 import uvicorn
+from cryptography.fernet import Fernet
 
 from engram import FakeClock, FakeHashEmbedder, Memory, Scope, Settings, Source
 from engram.server.http import create_app
@@ -39,6 +40,10 @@ WAIT_S = 30  # how long to poll for the page to settle (not a speed requirement)
 SHOTS = os.environ.get("ENGRAM_UI_SCREENSHOTS")
 
 
+FERNET_KEY = Fernet.generate_key()
+PHONE = "+86 138 1234 5678"
+
+
 def seed(memory: Memory) -> dict[str, str]:
     tea = memory.remember("Prefers green tea in the afternoon", ANA, kind="preference", tags=["drinks"],
                           source=Source(actor="user", thread_id="t-2024-05", message_id="m-17"))
@@ -49,11 +54,16 @@ def seed(memory: Memory) -> dict[str, str]:
     memory.remember("Bob's private note", Scope.for_user("acme", "bob"))
     memory.remember("Answers formally", Scope.for_agent("acme", "concierge"), kind="rule")
     memory.context("what does ana drink in the afternoon?", ANA, answer_id="answer-42", thread_id="t-2024-06")
+    token = Fernet(FERNET_KEY).encrypt(PHONE.encode()).decode()
+    memory.remember("Reach Carl at carl@example.com or [PHONE#1]", Scope.for_user("acme", "carl"),
+                    sensitivity="personal", metadata={"pii_encrypted": {"[PHONE#1]": token}})
     return {"tea": tea.id}
 
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[tuple[str, dict[str, str], Memory]]:
+    saved = os.environ.get("ENGRAM_ENCRYPTION_KEY")
+    os.environ["ENGRAM_ENCRYPTION_KEY"] = FERNET_KEY.decode()  # the server decrypts for keys that may reveal
     folder = tempfile.mkdtemp(prefix="engram-ui-")
     memory = Memory(SQLiteStore(str(Path(folder) / "ui.db")), embedder=FakeHashEmbedder(), clock=FakeClock(),
                     settings=Settings(auto_worker=False))
@@ -73,6 +83,10 @@ def server() -> Iterator[tuple[str, dict[str, str], Memory]]:
     thread.join()
     memory.close()
     shutil.rmtree(folder, ignore_errors=True)
+    if saved is None:
+        os.environ.pop("ENGRAM_ENCRYPTION_KEY", None)
+    else:
+        os.environ["ENGRAM_ENCRYPTION_KEY"] = saved
 
 
 @pytest.fixture(scope="module")
@@ -210,6 +224,23 @@ def test_list_search_open_forget_history(server, browser):
     assert not driver.find_elements(By.CSS_SELECTOR, "[data-tab='approvals']")  # the server offers none
     errors = [e for e in driver.get_log("browser") if e["level"] == "SEVERE" and "status of 401" not in e["message"]]
     assert not errors, errors  # the 401 is the first call, before the key was given
+
+
+def test_personal_data_is_masked_until_revealed(server, browser):
+    base, _, _ = server
+    driver = browser
+    driver.set_window_size(1280, 800)
+    open_page(driver, base)
+    sign_in(driver)
+    pick_namespace(driver, "users / carl")
+    wait(driver, lambda d: rows(d) == ["Reach Carl at [EMAIL] or [PHONE#1]"])
+    by_id(driver, "memory-row", many=True)[0].click()
+    wait(driver, visible("pii-note"))
+    assert by_id(driver, "detail-content").text == "Reach Carl at [EMAIL] or [PHONE#1]"
+    assert "carl@example.com" not in driver.page_source and PHONE not in driver.page_source
+    by_id(driver, "reveal").click()
+    wait(driver, lambda d: by_id(d, "detail-content").text == f"Reach Carl at carl@example.com or {PHONE}")
+    assert "revealed" in by_id(driver, "pii-note").text
 
 
 def test_chinese_text_and_phone_width(server, browser):
