@@ -48,6 +48,20 @@ def test_the_inspector_and_the_api_docs_are_served_from_this_machine(client):
     assert "/ui" not in client.get("/openapi.json").json()["paths"]
 
 
+def test_every_inspector_file_is_packaged_in_the_wheel():
+    import tomllib
+    from fnmatch import fnmatch
+    from pathlib import Path
+
+    from engram.server.inspector import ui_directory
+
+    root = Path(__file__).parents[2]
+    patterns = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["engram"]
+    files = [path.relative_to(root / "src" / "engram").as_posix() for path in ui_directory().iterdir()]
+    assert sorted(files) == sorted(f"server/ui/{name}" for name in ASSETS)
+    assert all(any(fnmatch(name, pattern) for pattern in patterns) for name in files), files
+
+
 def test_me_names_the_keys_tenant_and_what_it_may_do(client, mem):
     assert client.get("/v1/me", headers=ADMIN).json() == {"tenant": "acme", "may_reveal": True,
                                                           "single_tenant": False, "version": "0.1.0"}

@@ -238,6 +238,7 @@ def test_personal_data_is_masked_until_revealed(server, browser):
     wait(driver, visible("pii-note"))
     assert by_id(driver, "detail-content").text == "Reach Carl at [EMAIL] or [PHONE#1]"
     assert "carl@example.com" not in driver.page_source and PHONE not in driver.page_source
+    shot(driver, "masked-desktop")
     by_id(driver, "reveal").click()
     wait(driver, lambda d: by_id(d, "detail-content").text == f"Reach Carl at carl@example.com or {PHONE}")
     assert "revealed" in by_id(driver, "pii-note").text

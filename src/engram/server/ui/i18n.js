@@ -16,7 +16,7 @@ window.ENGRAM_TEXT = {
     versions: "Versions", audit: "Audit trail", usedBy: "Answers that used it", neverUsed: "Not used in an answer yet.",
     answer: "answer", edit: "Edit", forget: "Forget", restore: "Restore", save: "Save", cancel: "Cancel",
     reason: "Reason", reasonPrompt: "Why? (kept in the history)", reveal: "Reveal personal data",
-    masked: "Personal data is masked.", revealed: "Personal data revealed.", encrypted: "encrypted values",
+    masked: "Personal data is masked.", revealed: "Personal data revealed.", encrypted: "encrypted value(s)",
     forgotten: "Forgotten.", restored: "Restored.", saved: "Saved as a new version.",
     tenant: "tenant", single: "single-tenant", needKey: "This server needs an API key.",
     error: "Error", supersedes: "supersedes", supersededBy: "superseded by", operation: "operation",
