@@ -85,7 +85,11 @@ def test_chat_loop_reads_until_exit_and_reports_errors():
     assert any("the model call failed: ConnectionError" in line for line in out)
 
 
-def test_chat_says_when_extraction_failed_for_a_turn(tmp_path):
+@pytest.mark.parametrize("answer", [
+    '{"facts": "this is not the schema"}',
+    '{"memories": [{"kind": "opinion", "content": "", "confidence": "high"}]}',
+])
+def test_chat_says_when_extraction_failed_for_a_turn(tmp_path, answer):
     from langchain_core.messages import AIMessage
     from langgraph.checkpoint.memory import InMemorySaver
     from scripted import ScriptedChatModel
@@ -96,8 +100,7 @@ def test_chat_says_when_extraction_failed_for_a_turn(tmp_path):
     from engram.pipeline.llm_extract import LLMExtractor
     from engram.pipeline.run import Pipeline
 
-    schema_mismatch = '{"facts": "this is not the schema"}'
-    pipeline = Pipeline(LLMExtractor(ScriptedLLM([schema_mismatch] * 4)))
+    pipeline = Pipeline(LLMExtractor(ScriptedLLM([answer] * 4)))
     with Memory.open(str(tmp_path / "m.db"), embedder=FakeHashEmbedder(), pipeline=pipeline) as memory:
         graph = build_memory_graph(ScriptedChatModel(script=[AIMessage("Noted.")]), memory,
                                    checkpointer=InMemorySaver())

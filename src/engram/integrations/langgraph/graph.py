@@ -85,7 +85,7 @@ def build_memory_graph(
             return {"extracted": len(messages), "pending": [], "extraction_error": None}
         result = memory.add(turns, user_scope(config), thread_id=_thread(config), message_ids=ids)
         written = [event.content for event in result.events if event.event in WRITTEN]
-        return {"extracted": len(messages), "pending": written, "extraction_error": getattr(result, "error", None)}
+        return {"extracted": len(messages), "pending": written, "extraction_error": _failure(result, written)}
 
     def after_extract(state: MemoryGraphState) -> str:
         return "save" if state.get("pending") else END
@@ -114,6 +114,19 @@ def build_memory_graph(
     if checkpointer is None:
         checkpointer = default_checkpointer(memory)
     return builder.compile(checkpointer=checkpointer or None, store=store)
+
+
+FAILED = ("extraction failed", "invalid item from the model")
+
+
+def _failure(result: Any, written: Sequence[str]) -> str | None:
+    """Why extraction stored nothing, when the extractor failed or every item it gave
+    was unusable (a schema mismatch); None when it worked (or found nothing to keep)."""
+    error = getattr(result, "error", None)
+    if error or written:
+        return error
+    reasons = [e.reason for e in getattr(result, "events", ()) if e.event == "SKIPPED" and e.reason.startswith(FAILED)]
+    return "; ".join(reasons) or None
 
 
 def user_id_from_config(config: RunnableConfig) -> str:
