@@ -164,3 +164,14 @@ def test_langmems_own_tools_already_work_on_engram_store(memory):
     assert "Prefers window seats" in str(tool_results(state)[1])
     hits = memory.search("window seats", Scope("acme", ("memories", "ana")))
     assert hits and "Prefers window seats" in hits[0].record.content  # an engram record, versioned and audited
+
+
+def test_langchains_create_agent_with_the_user_in_its_context(memory):
+    agents = pytest.importorskip("langchain.agents")
+    model = ScriptedChatModel(script=[tools(call("manage_memory", content="Works night shifts")),
+                                      tools(call("search_memory", query="shifts")), AIMessage("ok")])
+    agent = agents.create_agent(model, tools=memory_tools(memory, tenant="acme"))
+    state = agent.invoke({"messages": [("user", "I work nights")]}, context={"user_id": "ana"})
+    created, found = tool_results(state)
+    assert memory.get(created["memory"]["id"], ANA).content == "Works night shifts"
+    assert found["memories"][0]["id"] == created["memory"]["id"]
