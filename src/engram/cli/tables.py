@@ -33,7 +33,7 @@ def _table(columns: Sequence[str], *, text: str | Mapping[str, int] = "", title:
     """Columns named in ``text`` (name → share of the free width) fold; every other
     column keeps its width and never wraps. No header is ever narrower than its name."""
     shares = ({text: 1} if text else {}) if isinstance(text, str) else dict(text)
-    table = Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False, title_justify="left")
+    table = Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True, title_justify="left")
     for name in columns:
         if name in shares:
             table.add_column(name, overflow="fold", ratio=shares[name], min_width=max(len(name), 8))
