@@ -292,6 +292,7 @@ def test_panels_appear_only_when_the_server_offers_them(tmp_path, browser):
         thread = threading.Thread(target=uv.run, kwargs={"sockets": [listener]}, daemon=True)
         thread.start()
         while not uv.started:
+            assert thread.is_alive(), "uvicorn stopped before it started"
             time.sleep(0.02)
         try:
             browser.get(f"http://127.0.0.1:{listener.getsockname()[1]}/ui/?lang=en")
