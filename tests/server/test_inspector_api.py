@@ -6,15 +6,13 @@ import re
 from datetime import timedelta
 
 import pytest
-from cryptography.fernet import Fernet
 from fastapi.testclient import TestClient
 
 from engram import FakeHashEmbedder, Memory, Scope, Settings
-from engram.server.auth import parse_reveal_keys
 from engram.server.http import create_app
 from engram.store.sqlite import SQLiteStore
 
-KEY, READER = "key-acme-admin-0123", "key-acme-reader-0123"
+KEY, READER = "key-acme-admin-0123", "key-acme-reader-0123"  # two keys, one tenant
 ADMIN = {"Authorization": f"Bearer {KEY}"}
 PLAIN = {"Authorization": f"Bearer {READER}"}
 ASSETS = ("index.html", "app.js", "app.css", "i18n.js", "panels.js")
@@ -29,7 +27,7 @@ def mem(db_path, clock):
 
 @pytest.fixture
 def client(mem):
-    return TestClient(create_app(mem, api_keys={KEY: "acme", READER: "acme"}, reveal_keys={KEY}))
+    return TestClient(create_app(mem, api_keys={KEY: "acme", READER: "acme"}))
 
 
 def test_the_inspector_and_the_api_docs_are_served_from_this_machine(client):
@@ -63,20 +61,12 @@ def test_every_inspector_file_is_packaged_in_the_wheel():
 
 
 def test_me_names_the_keys_tenant_and_what_it_may_do(client, mem):
-    assert client.get("/v1/me", headers=ADMIN).json() == {"tenant": "acme", "may_reveal": True,
+    assert client.get("/v1/me", headers=ADMIN).json() == {"tenant": "acme", "permissions": [],
                                                           "single_tenant": False, "version": "0.1.0"}
-    assert client.get("/v1/me", headers=PLAIN).json()["may_reveal"] is False
     assert client.get("/v1/me").status_code == 401
     solo = TestClient(create_app(mem, api_keys=None, tenant="solo"))
-    assert solo.get("/v1/me").json() == {"tenant": "solo", "may_reveal": False, "single_tenant": True,
+    assert solo.get("/v1/me").json() == {"tenant": "solo", "permissions": [], "single_tenant": True,
                                          "version": "0.1.0"}
-    assert TestClient(create_app(mem, api_keys=None, reveal=True)).get("/v1/me").json()["may_reveal"] is True
-
-
-def test_reveal_keys_must_be_api_keys():
-    assert parse_reveal_keys(" a , b ", {"a": "t", "b": "t"}) == {"a", "b"}
-    with pytest.raises(Exception, match="not one of ENGRAM_API_KEYS"):
-        parse_reveal_keys("zzz-unknown", {"a": "t"})
 
 
 def test_namespaces_and_list_filters_by_time(client, mem, clock):
@@ -94,27 +84,20 @@ def test_namespaces_and_list_filters_by_time(client, mem, clock):
     assert [r["content"] for r in before["items"]] == ["Old memory"]
 
 
-def test_personal_data_is_masked_unless_the_key_may_reveal(client, mem, monkeypatch):
-    key = Fernet.generate_key()
-    monkeypatch.setenv("ENGRAM_ENCRYPTION_KEY", key.decode())
-    token = Fernet(key).encrypt(b"+86 138 1234 5678").decode()
+def test_personal_data_is_masked_on_request(client, mem):
     ana = Scope.for_user("acme", "ana")
     record = mem.remember("Call ana.silva@example.com or [PHONE#1]", ana, sensitivity="personal",
-                          metadata={"pii_encrypted": {"[PHONE#1]": token}})
+                          metadata={"pii_encrypted": {"[PHONE#1]": "gAAAA-ciphertext"}, "team": "core"})
     path = f"/v1/memories/{record.id}"
     stored = client.get(path, headers=PLAIN).json()
     assert stored["content"] == record.content  # applications read what the write path stored
     masked = client.get(path, params={"mask": "true"}, headers=PLAIN).json()
-    assert masked["content"] == "Call [EMAIL] or [PHONE#1]" and masked["metadata"]["pii_encrypted"] == ["[PHONE#1]"]
-    assert token not in str(masked)
-    refused = client.get(path, params={"reveal": "true"}, headers=PLAIN)
-    assert refused.status_code == 403 and "may not reveal" in refused.json()["message"]
-    revealed = client.get(path, params={"reveal": "true"}, headers=ADMIN).json()
-    assert revealed["content"] == "Call ana.silva@example.com or +86 138 1234 5678"
-    assert "pii_encrypted" not in revealed["metadata"]
+    assert masked["content"] == "Call [EMAIL] or [PHONE#1]"
+    assert masked["metadata"] == {"pii_encrypted": ["[PHONE#1]"], "team": "core"}  # the tokens, not the ciphertext
     hits = client.post("/v1/search", params={"mask": "true"}, json={"query": "call", "scope": {"user": "ana"}},
                        headers=PLAIN).json()["hits"]
     assert hits[0]["record"]["content"] == "Call [EMAIL] or [PHONE#1]"
     listed = client.get("/v1/memories", params={"user": "ana", "mask": "true"}, headers=PLAIN).json()["items"]
     history = client.get(f"{path}/history", params={"mask": "true"}, headers=PLAIN).json()["items"]
     assert listed[0]["content"] == history[0]["record"]["content"] == "Call [EMAIL] or [PHONE#1]"
+    assert "ciphertext" not in str(listed) + str(history) + str(hits)

@@ -60,6 +60,21 @@ def seed(memory: Memory) -> dict[str, str]:
     return {"tea": tea.id}
 
 
+def stand_in_for_audited_reveal(app, memory: Memory) -> None:
+    """The key's "reveal" permission and POST /v1/memories/{id}/reveal come with issue 14
+    (governance); until they land, the test app offers the same contract."""
+    from engram.pii import reveal
+
+    app.dependency_overrides[app.state.permissions_of] = lambda: ["reveal"]
+
+    @app.post("/v1/memories/{record_id}/reveal")
+    def revealed(record_id: str, body: dict) -> dict:
+        assert body["reason"]
+        record = memory.get(record_id, Scope("acme"))
+        return {"id": record.id, "version": record.version, "content": reveal(record.content, record.metadata),
+                "reply_to": record.source.reply_to, "metadata": {}, "revealed": ["[PHONE#1]"], "masked": []}
+
+
 @pytest.fixture(scope="module")
 def server() -> Iterator[tuple[str, dict[str, str], Memory]]:
     saved = os.environ.get("ENGRAM_ENCRYPTION_KEY")
@@ -68,7 +83,8 @@ def server() -> Iterator[tuple[str, dict[str, str], Memory]]:
     memory = Memory(SQLiteStore(str(Path(folder) / "ui.db")), embedder=FakeHashEmbedder(), clock=FakeClock(),
                     settings=Settings(auto_worker=False))
     ids = seed(memory)
-    app = create_app(memory, api_keys={KEY: "acme"}, reveal_keys={KEY})
+    app = create_app(memory, api_keys={KEY: "acme"})
+    stand_in_for_audited_reveal(app, memory)
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     listener.bind(("127.0.0.1", 0))
     port = listener.getsockname()[1]
@@ -240,6 +256,8 @@ def test_personal_data_is_masked_until_revealed(server, browser):
     assert "carl@example.com" not in driver.page_source and PHONE not in driver.page_source
     shot(driver, "masked-desktop")
     by_id(driver, "reveal").click()
+    by_id(driver, "reveal-reason").send_keys("support ticket 7")
+    by_id(driver, "confirm-reveal").click()
     wait(driver, lambda d: by_id(d, "detail-content").text == f"Reach Carl at carl@example.com or {PHONE}")
     assert "revealed" in by_id(driver, "pii-note").text
 

@@ -18,8 +18,6 @@ def serve(
     db: DbOption = None,
     tenant: TenantOption = "default",
     log_level: Annotated[str, typer.Option(help="critical, error, warning, info, debug")] = "info",
-    reveal: Annotated[bool, typer.Option(help="Without API keys: let callers decrypt encrypted personal data "
-                                         "(with keys, list them in ENGRAM_REVEAL_KEYS)")] = False,
 ) -> None:
     """Serve the HTTP API, its docs at /docs and the memory inspector at /ui. API keys come
     from ENGRAM_API_KEYS="key1=tenant1,key2=tenant2"; without it the server is
@@ -27,16 +25,14 @@ def serve(
     try:
         import uvicorn
 
-        from ..server.auth import API_KEYS_ENV, REVEAL_KEYS_ENV, parse_api_keys, parse_reveal_keys
+        from ..server.auth import API_KEYS_ENV, parse_api_keys
         from ..server.http import create_app
     except ImportError as exc:
         errors.print(f"[red]error:[/red] engram serve needs the server extra: pip install 'engram[server]' ({exc})")
         raise typer.Exit(2) from None
     api_keys = run(lambda: parse_api_keys(os.environ.get(API_KEYS_ENV)))
-    reveal_keys = run(lambda: parse_reveal_keys(os.environ.get(REVEAL_KEYS_ENV), api_keys))
     with opened(db, create=True) as memory:
-        app = run(lambda: create_app(memory, api_keys=api_keys, tenant=tenant, reveal_keys=reveal_keys,
-                                     reveal=reveal))
+        app = run(lambda: create_app(memory, api_keys=api_keys, tenant=tenant))
         errors.print(f"engram serve: {app.state.tenancy.describe()}")
         shown = f"[{host}]" if ":" in host else host
         errors.print(f"memory inspector: http://{shown}:{port}/ui/ · API docs: http://{shown}:{port}/docs",

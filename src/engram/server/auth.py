@@ -4,13 +4,12 @@ keys. The tenant never comes from a request body or query."""
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 
 from ..errors import ConfigError, InvalidScopeError
 from ..model import check_label
 
 API_KEYS_ENV = "ENGRAM_API_KEYS"
-REVEAL_KEYS_ENV = "ENGRAM_REVEAL_KEYS"  # keys (of ENGRAM_API_KEYS) that may see decrypted PII
 TENANT_ENV = "ENGRAM_TENANT"
 DEFAULT_TENANT = "default"
 
@@ -38,15 +37,6 @@ def parse_api_keys(text: str | None) -> dict[str, str] | None:
     return keys or None
 
 
-def parse_reveal_keys(text: str | None, api_keys: Mapping[str, str] | None) -> frozenset[str]:
-    """``"key1,key2"`` → the keys that may reveal encrypted PII; each must be an API key."""
-    keys = frozenset(part.strip() for part in (text or "").split(",") if part.strip())
-    unknown = [key for key in keys if api_keys is None or key not in api_keys]
-    if unknown:
-        raise ConfigError(f"{REVEAL_KEYS_ENV}: {_masked(unknown[0])} is not one of {API_KEYS_ENV}")
-    return keys
-
-
 def _masked(secret: str) -> str:
     return repr(secret[:3] + "…") if len(secret) > 6 else "'…'"
 
@@ -55,20 +45,13 @@ class Tenancy:
     """Maps API keys to tenants. Keys are kept only as SHA-256 digests and looked up by
     digest, so the lookup time says nothing about how much of a guessed key matched."""
 
-    def __init__(self, api_keys: Mapping[str, str] | None, default_tenant: str = DEFAULT_TENANT, *,
-                 reveal_keys: Iterable[str] = (), reveal: bool = False) -> None:
-        """``reveal_keys``: the keys that may see decrypted PII; ``reveal``: whether the
-        single-tenant caller may (there is no key to tell callers apart)."""
+    def __init__(self, api_keys: Mapping[str, str] | None, default_tenant: str = DEFAULT_TENANT) -> None:
         if api_keys is not None and not api_keys:
             raise ConfigError("api_keys is empty: pass None to run single-tenant, or at least one key")
         self.default_tenant = _tenant(default_tenant)
         self._tenants = None if api_keys is None else {
             _digest(key): _tenant(tenant) for key, tenant in api_keys.items()
         }
-        self._revealers = frozenset(_digest(key) for key in reveal_keys)
-        if self._tenants is not None and not self._revealers <= set(self._tenants):
-            raise ConfigError("every reveal key must be one of the API keys")
-        self._reveal_all = reveal and self._tenants is None
 
     @property
     def single_tenant(self) -> bool:
@@ -83,12 +66,6 @@ class Tenancy:
         if tenant is None:
             raise Unauthorized("the API key is not valid")
         return tenant
-
-    def may_reveal(self, api_key: str | None) -> bool:
-        """Whether this caller may see PII the write path encrypted (after tenant_for)."""
-        if self._tenants is None:
-            return self._reveal_all
-        return bool(api_key) and _digest(api_key or "") in self._revealers
 
     def describe(self) -> str:
         if self._tenants is None:

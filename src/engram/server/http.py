@@ -11,7 +11,7 @@ with ``api_keys=None`` the app is single-tenant and needs no key. Errors are JSO
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from http import HTTPStatus
 from typing import Annotated, Any
 
@@ -57,14 +57,12 @@ NOT_AN_OBJECT = frozenset({"model_attributes_type", "model_type", "dict_type"})
 
 
 def create_app(
-    memory: Memory, *, api_keys: Mapping[str, str] | None, tenant: str = DEFAULT_TENANT,
-    reveal_keys: Iterable[str] = (), reveal: bool = False, ui: bool = True,
+    memory: Memory, *, api_keys: Mapping[str, str] | None, tenant: str = DEFAULT_TENANT, ui: bool = True,
 ) -> FastAPI:
     """The app. ``api_keys`` maps each key to its tenant; None runs single-tenant as
-    ``tenant``. ``reveal_keys`` (or ``reveal`` without keys) may see decrypted PII.
-    ``ui`` serves the memory inspector at /ui. The caller keeps ownership of
-    ``memory`` (and closes it)."""
-    tenancy = Tenancy(api_keys, tenant, reveal_keys=reveal_keys, reveal=reveal)
+    ``tenant``. ``ui`` serves the memory inspector at /ui. The caller keeps ownership
+    of ``memory`` (and closes it)."""
+    tenancy = Tenancy(api_keys, tenant)
     app = FastAPI(
         title="engram",
         version=__version__,
@@ -74,7 +72,8 @@ def create_app(
     )
     app.state.memory = memory
     app.state.tenancy = tenancy
-    app.include_router(v1_router(memory, _tenant_dependency(tenancy), _reveal_dependency(tenancy),
+    app.state.permissions_of = _permissions_dependency(tenancy)
+    app.include_router(v1_router(memory, _tenant_dependency(tenancy), app.state.permissions_of,
                                  api_keys=not tenancy.single_tenant))
     add_docs(app)
     if ui:
@@ -89,17 +88,14 @@ def create_app(
     return app
 
 
-def _reveal_dependency(tenancy: Tenancy):
-    if tenancy.single_tenant:
-        def fixed() -> bool:
-            return tenancy.may_reveal(None)
+def _permissions_dependency(tenancy: Tenancy):
+    """What the caller may do beyond reading and writing its tenant's memories (e.g.
+    ``reveal``, ``review``), as ``GET /v1/me`` reports it to the inspector. Keys carry no
+    such permission yet; key permissions (issue 14) answer here."""
+    def permissions() -> list[str]:
+        return []
 
-        return fixed
-
-    def may_reveal(credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(BEARER)]) -> bool:
-        return tenancy.may_reveal(credentials.credentials if credentials else None)
-
-    return may_reveal
+    return permissions
 
 
 def _tenant_dependency(tenancy: Tenancy):

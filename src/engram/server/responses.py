@@ -179,7 +179,7 @@ class PurgedOut(BaseModel):
 
 class MeOut(BaseModel):
     tenant: str
-    may_reveal: bool
+    permissions: list[str]
     single_tenant: bool
     version: str
 

@@ -65,7 +65,7 @@ from .responses import (
     StatsOut,
 )
 from .streaming import stream_export
-from .views import View, choose_view, shown, shown_hit, shown_version
+from .views import View, shown, shown_hit, shown_version
 
 ACTOR = "http"
 NDJSON = "application/x-ndjson"
@@ -101,30 +101,28 @@ QueryScope = Annotated[ScopeIn, Depends(scope_query)]
 Limit = Annotated[int, Query(ge=1, le=MAX_K)]
 
 
-def v1_router(memory: Memory, tenant_of: Callable[..., str], may_reveal_of: Callable[..., bool], *,
+def v1_router(memory: Memory, tenant_of: Callable[..., str], permissions_of: Callable[..., list[str]], *,
               api_keys: bool) -> APIRouter:
-    """``tenant_of`` is the dependency naming the caller's tenant (``may_reveal_of``:
-    whether it may see decrypted PII); ``api_keys`` says whether they ask for a key (so
-    that 401 is documented only where it can happen)."""
+    """``tenant_of`` is the dependency naming the caller's tenant (``permissions_of``:
+    what else it may do); ``api_keys`` says whether they ask for a key (so that 401 is
+    documented only where it can happen)."""
     errors = {status: answer for status, answer in ERROR_RESPONSES.items() if api_keys or status != 401}
     router = APIRouter(prefix="/v1", responses=errors)
     Tenant = Annotated[str, Depends(tenant_of)]
-    MayReveal = Annotated[bool, Depends(may_reveal_of)]
+    Permissions = Annotated[list[str], Depends(permissions_of)]
 
     def view_of(
-        may_reveal: MayReveal,
-        mask: Annotated[bool, Query(description="Show personal data in the text as [EMAIL], [PHONE] …")] = False,
-        reveal: Annotated[bool, Query(description="Decrypt encrypted personal data (keys in ENGRAM_REVEAL_KEYS)")]
-        = False,
+        mask: Annotated[bool, Query(description="Show personal data in the text as [EMAIL], [PHONE] … and leave "
+                                                "the encrypted originals out")] = False,
     ) -> View:
-        return choose_view(mask=mask, reveal_pii=reveal, may_reveal=may_reveal)
+        return View.MASKED if mask else View.STORED
 
     Shown = Annotated[View, Depends(view_of)]
 
     @router.get("/me", response_model=MeOut, tags=["ops"])
-    def me(tenant: Tenant, may_reveal: MayReveal) -> dict[str, Any]:
-        """Who the caller is: the key's tenant and what it may do."""
-        return {"tenant": tenant, "may_reveal": may_reveal, "single_tenant": not api_keys, "version": __version__}
+    def me(tenant: Tenant, permissions: Permissions) -> dict[str, Any]:
+        """Who the caller is: the key's tenant and what else it may do."""
+        return {"tenant": tenant, "permissions": permissions, "single_tenant": not api_keys, "version": __version__}
 
     @router.get("/namespaces", response_model=NamespacesOut, tags=["memories"])
     def namespaces(tenant: Tenant, scope: QueryScope) -> dict[str, Any]:

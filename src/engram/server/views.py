@@ -5,10 +5,10 @@
 - ``masked`` (``?mask=true``, what the web inspector asks for): every piece of
   personal data still visible in the text (an allowed e-mail, a phone number written
   before a policy existed) is shown as ``[EMAIL]``, ``[PHONE]`` …, and the encrypted
-  originals are left out of the metadata.
-- ``revealed`` (``?reveal=true``): the encrypted originals put back into the text, for
-  a key allowed to (``ENGRAM_REVEAL_KEYS``; ``engram serve --reveal`` without keys);
-  403 for any other key. Needs the server's ``ENGRAM_ENCRYPTION_KEY``.
+  originals are left out of the metadata (only their tokens are listed).
+
+Decrypting them is not a view: it is an audited act of a key with the ``reveal``
+permission (issue 14), which the inspector offers when the server has it.
 """
 
 from __future__ import annotations
@@ -16,24 +16,14 @@ from __future__ import annotations
 from dataclasses import replace
 from enum import StrEnum
 
-from ..errors import PermissionDeniedError
 from ..model import MemoryRecord, SearchHit, Version, freeze_mapping
 from ..pii import ENCRYPTED_KEY as ENCRYPTED
-from ..pii import find_pii, reveal
+from ..pii import find_pii
 
 
 class View(StrEnum):
     STORED = "stored"
     MASKED = "masked"
-    REVEALED = "revealed"
-
-
-def choose_view(*, mask: bool, reveal_pii: bool, may_reveal: bool) -> View:
-    if reveal_pii:
-        if not may_reveal:
-            raise PermissionDeniedError("this API key may not reveal personal data (see ENGRAM_REVEAL_KEYS)")
-        return View.REVEALED
-    return View.MASKED if mask else View.STORED
 
 
 def mask_text(text: str) -> str:
@@ -51,11 +41,9 @@ def shown(record: MemoryRecord, view: View) -> MemoryRecord:
     if view is View.STORED:
         return record
     metadata = {key: value for key, value in record.metadata.items() if key != ENCRYPTED}
-    if view is View.MASKED:
-        if ENCRYPTED in record.metadata:
-            metadata[ENCRYPTED] = sorted(dict(record.metadata[ENCRYPTED]))  # which tokens, never the ciphertext
-        return replace(record, content=mask_text(record.content), metadata=freeze_mapping(metadata))
-    return replace(record, content=reveal(record.content, record.metadata), metadata=freeze_mapping(metadata))
+    if ENCRYPTED in record.metadata:
+        metadata[ENCRYPTED] = sorted(dict(record.metadata[ENCRYPTED]))  # which tokens, never the ciphertext
+    return replace(record, content=mask_text(record.content), metadata=freeze_mapping(metadata))
 
 
 def shown_hit(hit: SearchHit, view: View) -> SearchHit:

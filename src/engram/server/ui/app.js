@@ -11,7 +11,8 @@ const engram = (() => {
   const SIGNALS = ["lexical", "vector", "relevance", "recency", "importance", "validity"];
   const PAGE = 50;
   const state = { key: sessionStorage.getItem("engram.key") || "", me: null, paths: new Set(),
-                  namespace: [], nested: false, offset: 0, open: null, reveal: false, panels: [] };
+                  namespace: [], nested: false, offset: 0, open: null, panels: [] };
+  const REVEAL_PATH = "/v1/memories/{record_id}/reveal";  // issue 14: an audited reveal, permission "reveal"
 
   // -- text ------------------------------------------------------------------------------
   function t(path) {
@@ -83,7 +84,7 @@ const engram = (() => {
   }
 
   function viewQuery() {
-    return state.reveal ? { reveal: "true" } : { mask: "true" };
+    return { mask: "true" };  // personal data is shown masked; revealing it is an audited act (piiNote)
   }
 
   class NeedKey extends Error {}
@@ -227,8 +228,7 @@ const engram = (() => {
   }
 
   // -- one memory --------------------------------------------------------------------------
-  async function openMemory(id, { keepReveal = false } = {}) {
-    if (!keepReveal) state.reveal = false;
+  async function openMemory(id) {
     const shown = viewQuery();
     const loaded = await guarded(() => Promise.all([
       api("GET", `/v1/memories/${encodeURIComponent(id)}`, { query: shown }),
@@ -272,11 +272,24 @@ const engram = (() => {
     const encrypted = record.metadata.pii_encrypted;
     const personal = record.sensitivity !== "normal" || /\[[A-Z_]+(#\d+)?\]/.test(record.content) || encrypted;
     if (!personal) return null;
-    const text = state.reveal ? t("revealed") : t("masked") + (encrypted && encrypted.length ? ` (${encrypted.length} ${t("encrypted")})` : "");
-    const canReveal = state.me && state.me.may_reveal && !state.reveal;
-    return el("p", { class: "pii", "data-testid": "pii-note" }, text, " ",
-      canReveal ? el("button", { type: "button", "data-testid": "reveal", text: t("reveal"),
-                                 onclick: () => { state.reveal = true; openMemory(record.id, { keepReveal: true }); } }) : null);
+    const note = el("div", { class: "pii", "data-testid": "pii-note" },
+      el("span", { text: t("masked") + (encrypted && encrypted.length ? ` (${encrypted.length} ${t("encrypted")})` : "") }));
+    const mayReveal = state.me && state.me.permissions.includes("reveal") && state.paths.has(REVEAL_PATH);
+    if (!mayReveal) return note;
+    const form = el("form", { class: "ask", hidden: true, "data-testid": "reveal-form" },
+      el("input", { name: "reason", required: true, placeholder: t("reasonPrompt"), "data-testid": "reveal-reason" }),
+      el("button", { type: "submit", "data-testid": "confirm-reveal", text: t("reveal") }));
+    form.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      const path = REVEAL_PATH.replace("{record_id}", encodeURIComponent(record.id));
+      const shown = await guarded(() => api("POST", path, { body: { reason: form.reason.value.trim() } }));
+      if (!shown) return;
+      $("[data-testid=detail-content]").textContent = shown.content;
+      note.replaceChildren(el("span", { text: t("revealed") }));
+    });
+    note.append(" ", el("button", { type: "button", "data-testid": "reveal", text: t("reveal"),
+                                    onclick: () => { form.hidden = false; form.reason.focus(); } }), form);
+    return note;
   }
 
   function actions(record) {
