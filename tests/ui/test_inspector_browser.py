@@ -299,6 +299,7 @@ def test_api_docs_render_without_the_internet(server, browser):
 def test_panels_appear_only_when_the_server_offers_them(tmp_path, browser):
     with Memory(SQLiteStore(str(tmp_path / "p.db")), embedder=FakeHashEmbedder()) as memory:
         app = create_app(memory, api_keys=None, tenant="acme")
+        app.dependency_overrides[app.state.permissions_of] = lambda: ["review"]  # as issue 14's keys will say
 
         @app.get("/v1/approvals")
         def approvals() -> dict:

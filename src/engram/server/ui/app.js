@@ -398,8 +398,9 @@ const engram = (() => {
   }
 
   // -- panels offered by the server (approvals, write accuracy, past conversations …) -------
-  // A panel is shown only when the server's OpenAPI spec has its path. Register one with
-  // engram.registerPanel({id, path, title: {en, zh}, render(container, api)}).
+  // A panel is shown only when the server's OpenAPI spec has its path (and, if it names
+  // one, the key has its permission). Register one with
+  // engram.registerPanel({id, path, permission?, title: {en, zh}, render(container, ui)}).
   function registerPanel(panel) {
     state.panels.push(panel);
     if (state.paths.size) showPanels();
@@ -408,7 +409,8 @@ const engram = (() => {
   function showPanels() {
     const tabs = $("[data-testid=tabs]");
     for (const panel of state.panels) {
-      const offered = state.paths.has(panel.path);
+      const allowed = !panel.permission || (state.me && state.me.permissions.includes(panel.permission));
+      const offered = state.paths.has(panel.path) && allowed;
       let button = tabs.querySelector(`[data-tab="${panel.id}"]`);
       if (offered && !button) {
         tabs.append(el("button", { type: "button", "data-tab": panel.id, "data-testid": `panel-${panel.id}`,
