@@ -138,6 +138,11 @@ def test_import_of_a_missing_file_is_one_line_and_shows_progress(env):
     imported = invoke("import", str(dump), "--db", str(env / "other.db"))
     assert imported.exit_code == 0 and "imported 2, skipped 0" in imported.output
     assert "3 lines" in imported.output  # the progress bar counts what it read (header + 2 records)
+    binary = env / "binary.jsonl"
+    binary.write_bytes(dump.read_bytes().splitlines(keepends=True)[0] + b"\xff\xfe not text\n")
+    refused = invoke("import", str(binary), "--db", str(env / "other.db"))
+    assert refused.exit_code == 2 and "not UTF-8" in refused.output
+    assert "Traceback" not in refused.output
 
 
 def test_reindex_counts_from_the_start(env, monkeypatch):

@@ -19,6 +19,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from ..errors import InvalidValueError
 from ..shapes import import_data, reindexed_data
 from .common import DbOption, JsonOption, errors, fail, opened, print_json, run, say
 
@@ -32,7 +33,10 @@ class CountingReader:
         self.lines = 0
 
     def readline(self, size: int | None = -1) -> str:
-        line = self._handle.readline()
+        try:
+            line = self._handle.readline()
+        except UnicodeDecodeError:
+            raise InvalidValueError(f"the file is not UTF-8 text (after line {self.lines})") from None
         if line:
             self.lines += 1
             self._on_line(self.lines, len(line.encode("utf-8")))
