@@ -189,3 +189,16 @@ def test_demo_in_english(tmp_path, monkeypatch):
     assert "forget" in out and "deleted" in out
     bad = invoke("demo", "--lang", "fr")
     assert bad.exit_code == 2 and "--lang must be one of zh, en" in bad.output
+
+
+def test_add_from_a_file_that_is_missing_or_not_text(env):
+    missing = invoke("add", "--file", str(env / "nope.txt"), "--user", "alice")
+    assert missing.exit_code == 2 and "no such file" in missing.output
+    binary = env / "turns.txt"
+    binary.write_bytes(b"\xff\xfe\x00 not text")
+    refused = invoke("add", "--file", str(binary), "--user", "alice")
+    assert refused.exit_code == 2 and "not UTF-8 text" in refused.output and "Traceback" not in refused.output
+    turns = env / "ok.txt"
+    turns.write_text("Remember that I prefer tea.\n\nI live in Porto.\n", encoding="utf-8")
+    added = json.loads(ok("add", "--file", str(turns), "--user", "alice", "--json"))
+    assert added["error"] is None and any(e["event"] == "ADD" for e in added["events"])

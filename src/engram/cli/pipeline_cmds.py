@@ -32,7 +32,11 @@ def _read_turns(text: str | None, file: Path | None) -> list[str]:
     if file is not None:
         if not file.is_file():
             fail(f"no such file: {file}", 2)
-        return [line for line in file.read_text(encoding="utf-8").splitlines() if line.strip()]
+        try:
+            text = file.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            fail(f"{file} is not UTF-8 text", 2)
+        return [line for line in text.splitlines() if line.strip()]
     if text:
         return [text]
     raise typer.BadParameter("give the text to add, or --file with one user turn per line")
