@@ -26,7 +26,7 @@
   // approvals and reviews (write-accuracy samples): issue 14, for keys with the "review" permission;
   // past conversations: issue 13 (its path is a placeholder until the endpoint exists).
   for (const [id, path, permission] of [["approvals", "/v1/approvals", "review"], ["samples", "/v1/reviews", "review"],
-                                        ["conversations", "/v1/episodes", null]]) {
+                                        ["conversations", "/v1/threads", null]]) {
     engram.registerPanel({ id, path, permission, title: { en: text.en.panels[id], zh: text.zh.panels[id] },
                            render: genericList(path) });
   }
