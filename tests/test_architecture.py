@@ -15,9 +15,6 @@ PACKAGE = Path(__file__).resolve().parents[1] / "src" / "engram"
 ABOVE_THE_FACADE = ("memory.py", "__init__.py", "cli/", "server/", "integrations/", "compat/", "eval/", "benchmark/")
 # tools that build a Memory over an existing store (benchmarks, evaluation variants)
 MAY_HOLD_A_STORE = ("eval/", "benchmark/", "memory.py", "core.py")
-# TEMPORARY: the surfaces still format JSON with the store's codec until the public
-# shapes module lands (issue 10, item 3); remove this line then.
-NOT_YET = ("engram.store.codec",)
 
 
 def modules() -> list[tuple[str, ast.Module]]:
@@ -68,8 +65,7 @@ def test_surfaces_and_integrations_never_touch_the_store():
         reaches = [ast.unparse(node) for node in ast.walk(tree)
                    if isinstance(node, ast.Attribute) and node.attr in ("store", "core")
                    and "memory" in ast.unparse(node.value).lower()]
-        imports = [m for m in imported_modules(name, tree) if (m.startswith("engram.store") or m == "engram.core")
-                   and not m.startswith(NOT_YET)]
+        imports = [m for m in imported_modules(name, tree) if m.startswith("engram.store") or m == "engram.core"]
         if reaches or imports:
             offenders.append((name, reaches[:2], sorted(imports)[:2]))
     assert offenders == []

@@ -28,12 +28,12 @@ def test_remember_search_show_history_forget(env):
     assert created.exit_code == 0, created.output
     record_id = json.loads(created.stdout)["id"]
     found = invoke("search", "concise reports", "--user", "alice", "--json")
-    hits = json.loads(found.stdout)
+    hits = json.loads(found.stdout)["hits"]
     assert [h["record"]["id"] for h in hits] == [record_id] and hits[0]["signals"]["lexical"] == 1.0
-    assert json.loads(invoke("search", "concise", "--user", "bob", "--json").stdout) == []
+    assert json.loads(invoke("search", "concise", "--user", "bob", "--json").stdout) == {"hits": []}
     assert json.loads(invoke("show", record_id, "--json").stdout)["content"] == "Prefers concise reports"
     assert invoke("forget", record_id, "--reason", "asked").exit_code == 0
-    versions = json.loads(invoke("history", record_id, "--json").stdout)
+    versions = json.loads(invoke("history", record_id, "--json").stdout)["items"]
     assert [v["operation"] for v in versions] == ["create", "forget"]
     assert versions[1]["reason"] == "asked"
 
@@ -49,7 +49,7 @@ def test_export_import_list_stats(env):
     listing = json.loads(runner.invoke(app, ["list", "--user", "alice", "--json", "--db", str(other)]).stdout)
     assert sorted(r["content"] for r in listing["items"]) == ["fact one", "fact two"]
     stats = json.loads(invoke("stats", "--json").stdout)
-    assert stats["records"] == 2 and stats["versions"] == 2
+    assert stats["records"] == 2 and stats["versions"] == 2 and "path" in stats["extra"]
 
 
 @pytest.mark.parametrize(

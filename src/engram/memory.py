@@ -453,6 +453,8 @@ class Memory(GovernanceFacade):
         category: str | None = None,
         tags: Sequence[str] | None = None,
         metadata: Mapping[str, Any] | None = None,
+        created_after: datetime | None = None,
+        created_before: datetime | None = None,
     ) -> Page:
         """Records of a scope, oldest first. By default only what search would find:
         active and valid now. Ask for other ``statuses`` (or ``None``: any) to see
@@ -463,7 +465,8 @@ class Memory(GovernanceFacade):
         _check_positive(limit, "limit")
         now = self.clock.now()
         where = _valid_now(record_filter(scope, include_descendants=include_descendants, kinds=kinds,
-                                         statuses=statuses, category=category, tags=tags, metadata=metadata), now)
+                                         statuses=statuses, category=category, tags=tags, metadata=metadata,
+                                         created_after=created_after, created_before=created_before), now)
         wanted = where.statuses
         if Status.EXPIRED in wanted and Status.ACTIVE not in wanted:  # active records past their validity too
             where = replace(where, statuses=(*wanted, Status.ACTIVE))

@@ -83,3 +83,30 @@ def test_chat_loop_reads_until_exit_and_reports_errors():
     assert turns == 2 and graph.calls[0][1] == {"configurable": {"user_id": "ana", "thread_id": "t"}}
     assert out.count("ok") == 2 and any("remembered: Lives in Lisbon" in line for line in out)
     assert any("the model call failed: ConnectionError" in line for line in out)
+
+
+@pytest.mark.parametrize("answer", [
+    '{"facts": "this is not the schema"}',
+    '{"memories": [{"kind": "opinion", "content": "", "confidence": "high"}]}',
+])
+def test_chat_says_when_extraction_failed_for_a_turn(tmp_path, answer):
+    from langchain_core.messages import AIMessage
+    from langgraph.checkpoint.memory import InMemorySaver
+    from scripted import ScriptedChatModel
+
+    from engram import FakeHashEmbedder, Memory, Scope
+    from engram.integrations.langgraph import build_memory_graph
+    from engram.llm.fake import ScriptedLLM
+    from engram.pipeline.llm_extract import LLMExtractor
+    from engram.pipeline.run import Pipeline
+
+    pipeline = Pipeline(LLMExtractor(ScriptedLLM([answer] * 4)))
+    with Memory.open(str(tmp_path / "m.db"), embedder=FakeHashEmbedder(), pipeline=pipeline) as memory:
+        graph = build_memory_graph(ScriptedChatModel(script=[AIMessage("Noted.")]), memory,
+                                   checkpointer=InMemorySaver())
+        out: list[str] = []
+        lines = iter(["Remember that I live in Lisbon.", "/exit"])
+        chat_loop(graph, "ana", "t1", read=lambda: next(lines), write=lambda text, **_: out.append(str(text)))
+        assert memory.list(Scope("default", ("users", "ana"))).items == ()  # nothing was stored …
+    assert out[0] == "Noted."
+    assert any("extraction failed" in line for line in out), out  # … and the chat says so

@@ -21,7 +21,7 @@ from engram.pipeline.run import Pipeline
 from engram.server.auth import Tenancy, parse_api_keys
 from engram.server.http import create_app
 from engram.server.responses import RecordOut
-from engram.store.codec import record_to_data
+from engram.shapes import record_data
 from engram.store.sqlite import SQLiteStore
 
 KEY_A, KEY_B = "key-acme-0123456789", "key-globex-0123456789"
@@ -82,7 +82,7 @@ def test_openapi_lists_every_route_with_auth_and_error_shapes(client):
         ("/v1/memories/{record_id}/purge", "post"), ("/v1/memories/{record_id}/history", "get"),
         ("/v1/purge", "post"), ("/v1/search", "post"), ("/v1/context", "post"), ("/v1/add", "post"),
         ("/v1/jobs", "get"), ("/v1/audit", "get"), ("/v1/stats", "get"), ("/v1/export", "get"),
-        ("/v1/import", "post"), ("/healthz", "get"),
+        ("/v1/import", "post"), ("/healthz", "get"), ("/v1/me", "get"), ("/v1/namespaces", "get"),
         # governance (docs/GOVERNANCE.md, tests/server/test_http_governance.py)
         ("/v1/approvals", "get"), ("/v1/approvals/{pending_id}", "get"),
         ("/v1/approvals/{pending_id}/approve", "post"), ("/v1/approvals/{pending_id}/reject", "post"),
@@ -107,9 +107,9 @@ def test_openapi_lists_every_route_with_auth_and_error_shapes(client):
     assert "preference" in kinds and "healthz" not in json.dumps(spec["paths"]["/healthz"].get("security", ""))
 
 
-def test_record_schema_matches_the_codec(mem, alice):
+def test_record_schema_matches_the_public_shape(mem, alice):
     record = mem.remember("anything", alice)
-    assert set(RecordOut.model_fields) == set(record_to_data(record))
+    assert set(RecordOut.model_fields) == set(record_data(record))
 
 
 def test_single_tenant_app_needs_no_key_and_documents_none(mem):
@@ -414,11 +414,12 @@ def test_export_streams_jsonl_and_import_stays_in_the_callers_tenant(client, tmp
         assert_error(target.post("/v1/import", content=export, headers={**ndjson, **B}), 403,
                      "PermissionDeniedError", "another tenant")
         assert target.get("/v1/stats", headers=B).json()["records"] == 0
-        assert target.post("/v1/import", content=export, headers=ndjson).json() == {"imported": 60, "skipped": 0}
+        assert target.post("/v1/import", content=export, headers=ndjson).json() == {"imported": 60, "skipped": 0,
+                                                                                       "tenant": "acme"}
         assert len(target.get(f"/v1/memories/{min(ids)}/history", headers=A).json()["items"]) == 2
         assert_error(target.post("/v1/import", content=export, headers=ndjson), 409, "ConflictError", "already exist")
         skipped = target.post("/v1/import", params={"on_conflict": "skip"}, content=export, headers=ndjson)
-        assert skipped.json() == {"imported": 0, "skipped": 60}
+        assert skipped.json() == {"imported": 0, "skipped": 60, "tenant": "acme"}
         broken = lines[0] + "\n" + lines[1] + "\n{not json\n"
         assert_error(target.post("/v1/import", content=broken, headers=ndjson), 422, "ImportFormatError", "line 3")
         assert_error(target.post("/v1/import", content=b"\xff\xfe", headers=ndjson), 422, "InvalidValueError",

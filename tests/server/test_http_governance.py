@@ -123,6 +123,11 @@ def test_metrics_are_prometheus_text_for_the_callers_tenant(client):
     assert {"engram_pending_approvals", "engram_changes", "engram_recall_latency_seconds"} <= names
 
 
+def test_me_reports_the_keys_permissions(client):
+    assert client.get("/v1/me", headers=R).json()["permissions"] == ["reveal", "review"]
+    assert client.get("/v1/me", headers=W).json()["permissions"] == []
+
+
 def test_key_permissions_are_parsed_and_checked():
     tenancy = Tenancy({"k1": "acme[review]", "k2": "acme", "k3": "we[ird]name"})
     assert tenancy.caller_for("k1").permissions == {"review"} and tenancy.caller_for("k2").permissions == set()

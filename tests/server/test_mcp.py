@@ -92,7 +92,7 @@ def test_add_extracts_and_the_resource_shows_the_block(mem, alice):
     added, block = session(mem, alice, script)
     assert [(e["event"], e["content"]) for e in added["events"]] == [("ADD", "Prefers green tea")]
     assert block == "## Memories\n### Preferences\n- Prefers green tea"
-    assert mem.get(added["events"][0]["id"], alice).source.thread_id == "t1"
+    assert mem.get(added["events"][0]["record_id"], alice).source.thread_id == "t1"
 
 
 def test_a_tool_call_cannot_escape_the_configured_scope(mem, alice, bob):

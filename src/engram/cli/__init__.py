@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from . import bench_cmd, chat_cmd, eval_cmd, governance_cmds, mcp_cmd, pipeline_cmds, serve_cmd
+from . import bench_cmd, chat_cmd, data_cmds, eval_cmd, governance_cmds, mcp_cmd, pipeline_cmds, serve_cmd
 from .app import app
 
+data_cmds.register(app)
 pipeline_cmds.register(app)
 chat_cmd.register(app)
 serve_cmd.register(app)

@@ -1,4 +1,5 @@
-"""`engram` commands: each parses options, calls one public method, prints."""
+"""`engram` commands: each parses options, calls one public method, prints (a table,
+or with --json the same JSON as the HTTP API)."""
 
 from __future__ import annotations
 
@@ -7,9 +8,18 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.progress import Progress
 
+from .. import __version__
 from ..model import Status
+from ..shapes import (
+    context_data,
+    history_data,
+    hits_data,
+    page_data,
+    purged_data,
+    record_data,
+    stats_data,
+)
 from .common import (
     AgentOption,
     DbOption,
@@ -17,20 +27,34 @@ from .common import (
     NsOption,
     TenantOption,
     console,
-    hit_data,
-    hits_table,
+    fail,
     opened,
     print_json,
-    record_to_data,
-    records_table,
     run,
+    say,
     scope_from,
-    version_to_data,
-    versions_table,
 )
+from .ids import resolve_id
+from .tables import fields_table, hits_table, record_fields, records_table, stats_fields, versions_table
 
-app = typer.Typer(help="engram: long-term memory for AI agents.", no_args_is_help=True, add_completion=False)
+app = typer.Typer(help="engram: long-term memory for AI agents.", no_args_is_help=True, add_completion=True,
+                  rich_markup_mode=None)
 UserOpt = Annotated[str | None, typer.Option("--user", "-u", help="User id (scope users/<id>)")]
+IdArg = Annotated[str, typer.Argument(help="A memory id, or a unique prefix of at least 8 characters")]
+
+
+def _version(value: bool) -> None:
+    if value:
+        say(f"engram {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main(
+    version: Annotated[bool | None, typer.Option("--version", callback=_version, is_eager=True,
+                                                 help="Print the version and exit")] = None,
+) -> None:
+    """engram: long-term memory for AI agents."""
 
 
 @app.command()
@@ -44,11 +68,11 @@ def remember(
     ns: NsOption = None, json_out: JsonOption = False,
 ) -> None:
     """Store one memory as given."""
-    with opened(db) as memory:
-        scope = run(lambda: scope_from(tenant, user, agent, ns))
+    scope = run(lambda: scope_from(tenant, user, agent, ns))
+    with opened(db, create=True) as memory:
         record = run(lambda: memory.remember(content, scope, kind=kind, importance=importance,
                                              confidence=confidence, tags=tag, actor="cli"))
-    print_json(record_to_data(record)) if json_out else console.print(f"remembered [bold]{record.id}[/bold]")
+    print_json(record_data(record)) if json_out else say(f"remembered {record.id}")
 
 
 @app.command()
@@ -63,11 +87,16 @@ def search(
     ns: NsOption = None, json_out: JsonOption = False,
 ) -> None:
     """Hybrid search inside a scope, with each hit's signals."""
+    scope = run(lambda: scope_from(tenant, user, agent, ns))
     with opened(db) as memory:
-        scope = run(lambda: scope_from(tenant, user, agent, ns))
         hits = run(lambda: memory.search(query, scope, k=k, kinds=kind, min_score=min_score, retriever=retriever,
                                          include_descendants=descendants))
-    print_json([hit_data(h) for h in hits]) if json_out else console.print(hits_table(hits))
+    if json_out:
+        print_json(hits_data(hits))
+    elif not hits:
+        say(f"no memories match {query!r} in {scope}")
+    else:
+        console.print(hits_table(hits))
 
 
 @app.command("context")
@@ -75,96 +104,122 @@ def context_cmd(
     query: str,
     budget: Annotated[int, typer.Option(help="Token budget of the block")] = 800,
     db: DbOption = None, tenant: TenantOption = "default", user: UserOpt = None, agent: AgentOption = None,
-    ns: NsOption = None,
+    ns: NsOption = None, json_out: JsonOption = False,
 ) -> None:
     """Print the memory block that would be injected into a prompt."""
+    scope = run(lambda: scope_from(tenant, user, agent, ns))
     with opened(db) as memory:
-        scope = run(lambda: scope_from(tenant, user, agent, ns))
         block = run(lambda: memory.context(query, scope, budget_tokens=budget, actor="cli"))
-    console.print(block.text or "(no relevant memories)", markup=False)
+    if json_out:
+        print_json(context_data(block))
+    else:
+        say(block.text or f"(no relevant memories in {scope})")
 
 
 @app.command("list")
 def list_cmd(
     offset: int = 0,
     limit: int = 50,
-    status: Annotated[list[str] | None, typer.Option("--status")] = None,
+    status: Annotated[list[str] | None, typer.Option("--status", help="active (default), superseded, expired, "
+                                                     "deleted; repeatable")] = None,
+    kind: Annotated[list[str] | None, typer.Option("--kind", help="Repeatable")] = None,
+    tag: Annotated[list[str] | None, typer.Option("--tag", help="Repeatable: every tag must be present")] = None,
     descendants: bool = False,
     db: DbOption = None, tenant: TenantOption = "default", user: UserOpt = None, agent: AgentOption = None,
     ns: NsOption = None, json_out: JsonOption = False,
 ) -> None:
     """List memories in a scope, a page at a time."""
+    scope = run(lambda: scope_from(tenant, user, agent, ns))
     with opened(db) as memory:
-        scope = run(lambda: scope_from(tenant, user, agent, ns))
         page = run(lambda: memory.list(scope, offset=offset, limit=limit, statuses=status or [Status.ACTIVE],
-                                       include_descendants=descendants))
+                                       kinds=kind, tags=tag, include_descendants=descendants))
     if json_out:
-        print_json({"items": [record_to_data(r) for r in page.items], "next_offset": page.next_offset})
+        print_json(page_data(page))
+        return
+    if not page.items:
+        say(f"no memories in {scope}" + ("" if descendants else " (--descendants includes nested namespaces)"))
         return
     console.print(records_table(list(page.items)))
     if page.next_offset is not None:
-        console.print(f"more: --offset {page.next_offset}")
+        say(f"more: --offset {page.next_offset}")
 
 
 @app.command()
 def show(
-    record_id: str,
+    record_id: IdArg,
     db: DbOption = None, tenant: TenantOption = "default", json_out: JsonOption = False,
 ) -> None:
     """Show one memory with every field."""
+    scope = run(lambda: scope_from(tenant, None, None, None))
     with opened(db) as memory:
-        record = run(lambda: memory.get(record_id, scope_from(tenant, None, None, None)))
-    data = record_to_data(record)
-    print_json(data) if json_out else console.print(data)
+        record = run(lambda: memory.get(resolve_id(memory, record_id, scope), scope))
+    print_json(record_data(record)) if json_out else console.print(fields_table(record_fields(record)))
 
 
 @app.command()
 def history(
-    record_id: str,
+    record_id: IdArg,
     db: DbOption = None, tenant: TenantOption = "default", json_out: JsonOption = False,
 ) -> None:
     """Every version of a memory: who, when, why."""
+    scope = run(lambda: scope_from(tenant, None, None, None))
     with opened(db) as memory:
-        versions = run(lambda: memory.history(record_id, scope_from(tenant, None, None, None)))
-    print_json([version_to_data(v) for v in versions]) if json_out else console.print(versions_table(versions))
+        versions = run(lambda: memory.history(resolve_id(memory, record_id, scope), scope))
+    print_json(history_data(versions)) if json_out else console.print(versions_table(versions))
 
 
 @app.command()
 def forget(
-    record_id: str,
+    record_id: IdArg,
     reason: Annotated[str | None, typer.Option(help="Why (kept in history)")] = None,
-    db: DbOption = None, tenant: TenantOption = "default",
+    db: DbOption = None, tenant: TenantOption = "default", json_out: JsonOption = False,
 ) -> None:
-    """Soft delete: the memory leaves search; its history stays."""
+    """Soft delete: the memory leaves search; its history stays (restore undoes it)."""
+    scope = run(lambda: scope_from(tenant, None, None, None))
     with opened(db) as memory:
-        record = run(lambda: memory.forget(record_id, scope_from(tenant, None, None, None), reason=reason,
+        record = run(lambda: memory.forget(resolve_id(memory, record_id, scope), scope, reason=reason,
                                            actor="cli"))
-    console.print(f"forgotten {record.id} (version {record.version})")
+    print_json(record_data(record)) if json_out else say(f"forgotten {record.id} (version {record.version})")
+
+
+@app.command()
+def restore(
+    record_id: IdArg,
+    reason: Annotated[str | None, typer.Option(help="Why (kept in history)")] = None,
+    db: DbOption = None, tenant: TenantOption = "default", json_out: JsonOption = False,
+) -> None:
+    """Bring a forgotten, superseded or expired memory back (a new version)."""
+    scope = run(lambda: scope_from(tenant, None, None, None))
+    with opened(db) as memory:
+        record = run(lambda: memory.restore(resolve_id(memory, record_id, scope), scope, reason=reason,
+                                            actor="cli"))
+    print_json(record_data(record)) if json_out else say(f"restored {record.id} (version {record.version})")
 
 
 @app.command()
 def purge(
-    record_id: Annotated[str | None, typer.Argument(help="A memory id; or give --user/--ns for a whole scope")] = None,
+    record_id: Annotated[str | None, typer.Argument(help="A memory id (or a unique prefix of 8+ characters); "
+                                                    "or give --user/--ns for a whole scope")] = None,
     reason: str | None = None,
     yes: Annotated[bool, typer.Option("--yes", help="Do not ask for confirmation")] = False,
     db: DbOption = None, tenant: TenantOption = "default", user: UserOpt = None, agent: AgentOption = None,
-    ns: NsOption = None,
+    ns: NsOption = None, json_out: JsonOption = False,
 ) -> None:
     """Hard delete, versions included (right to be forgotten)."""
     scope = run(lambda: scope_from(tenant, user, agent, ns))
     if record_id is None and scope.namespace == ():
-        console.print("[red]refusing to purge a whole tenant; give an id, --user or --ns[/red]")
-        raise typer.Exit(2)
-    what = record_id or f"everything under {scope}"
-    if not yes and not typer.confirm(f"Purge {what}? This cannot be undone."):
-        raise typer.Exit(1)
+        fail("refusing to purge a whole tenant; give an id, --user or --ns", 2)
     with opened(db) as memory:
-        if record_id:
-            run(lambda: memory.purge(record_id, scope, reason=reason, actor="cli"))
+        target = run(lambda: resolve_id(memory, record_id, scope)) if record_id else None
+        what = target or f"everything under {scope}"
+        if not yes and not typer.confirm(f"Purge {what}? This cannot be undone.", err=True):
+            raise typer.Exit(1)
+        if target:
+            run(lambda: memory.purge(target, scope, reason=reason, actor="cli"))
             count = 1
         else:
             count = run(lambda: memory.purge_scope(scope, reason=reason, actor="cli"))
-    console.print(f"purged {count} memories")
+    print_json(purged_data(count)) if json_out else say(f"purged {count} memories")
 
 
 @app.command()
@@ -174,33 +229,11 @@ def export(
     ns: NsOption = None,
 ) -> None:
     """Export a scope (and below) as JSONL, versions included."""
+    scope = run(lambda: scope_from(tenant, user, agent, ns))
     with opened(db) as memory:
-        scope = run(lambda: scope_from(tenant, user, agent, ns))
         count = run(lambda: memory.export_jsonl(dest if dest else sys.stdout, scope))
     if dest:
-        console.print(f"exported {count} memories to {dest}")
-
-
-@app.command("import")
-def import_cmd(
-    source: Path,
-    on_conflict: Annotated[str, typer.Option(help="error | skip | replace")] = "error",
-    db: DbOption = None,
-) -> None:
-    """Import a JSONL export in one transaction (all-or-nothing)."""
-    with opened(db) as memory:
-        result = run(lambda: memory.import_jsonl(source, on_conflict=on_conflict, actor="cli"))
-    console.print(f"imported {result.imported}, skipped {result.skipped} (tenant {result.tenant})")
-
-
-@app.command()
-def reindex(db: DbOption = None) -> None:
-    """Re-embed memories whose vectors came from another model (reads keep working)."""
-    with opened(db) as memory, Progress(console=console) as progress:
-        task = progress.add_task(f"re-embedding with {memory.embedder.name}", total=None)
-        count = run(lambda: memory.reindex(progress=lambda done, total: progress.update(task, completed=done,
-                                                                                          total=total)))
-    console.print(f"re-embedded {count} memories")
+        say(f"exported {count} memories to {dest}")
 
 
 @app.command()
@@ -209,22 +242,21 @@ def stats(
     tenant: Annotated[str | None, typer.Option("--tenant", "-t", envvar="ENGRAM_TENANT")] = None,
     json_out: JsonOption = False,
 ) -> None:
-    """Counts by status and kind, versions, audit events, disk use."""
+    """Counts by status and kind, versions, audit events, jobs, LLM tokens, disk use."""
     with opened(db) as memory:
         result = run(lambda: memory.stats(tenant))
-    data = {"records": result.records, "active": result.active, "by_status": dict(result.by_status),
-            "by_kind": dict(result.by_kind), "versions": result.versions, "audit_events": result.audit_events,
-            "tenants": result.tenants, "embedding_models": dict(result.embedding_models), **dict(result.extra)}
-    print_json(data) if json_out else console.print(data)
+    if json_out:
+        print_json(stats_data(result))
+    else:
+        console.print(fields_table(stats_fields(result), title=f"tenant {tenant}" if tenant else "every tenant"))
 
 
 @app.command()
 def demo(
     db: Annotated[str | None, typer.Option("--db", help="Keep the demo database here (default: a temp file)")] = None,
+    lang: Annotated[str, typer.Option("--lang", help="zh (default) or en")] = "zh",
 ) -> None:
     """Play the classic scenario offline: remember, recall in a new conversation, isolate, forget."""
     from .demo import play
 
-    play(db)
-
-
+    play(db, lang)

@@ -9,6 +9,7 @@ import typer
 from rich.table import Table
 
 from ..governance.shapes import pending_data
+from ..shapes import record_data
 from .common import (
     AgentOption,
     DbOption,
@@ -18,7 +19,6 @@ from .common import (
     console,
     opened,
     print_json,
-    record_to_data,
     run,
     scope_from,
 )
@@ -79,7 +79,7 @@ def approve(
         written = run(lambda: memory.approve(pending_id, scope_from(tenant, None, None, None),
                                              reviewer=reviewer_name(reviewer), reason=reason, edit=edit))
     if json_out:
-        print_json([record_to_data(r) for r in written])
+        print_json([record_data(r) for r in written])
         return
     console.print(f"approved {pending_id}: wrote " + ", ".join(f"{r.id} v{r.version}" for r in written))
 

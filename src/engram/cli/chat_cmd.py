@@ -89,6 +89,9 @@ def chat_loop(graph: Any, user: str, thread_id: str, *, read: Callable[[], str |
         for held in state.get("awaiting") or []:
             write(f"[dim]  awaiting approval: {held['changes'][0]['content']} (engram approvals show {held['id']})"
                   "[/dim]", markup=True)
+        if state.get("extraction_error"):
+            write(f"[yellow]  nothing was remembered from this turn: extraction failed "
+                  f"({state['extraction_error']})[/yellow]")
 
 
 def _read_line() -> str | None:

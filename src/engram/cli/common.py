@@ -1,4 +1,4 @@
-"""Shared CLI plumbing: options → Memory/Scope, output formatting, error → exit code."""
+"""Shared CLI plumbing: options → Memory/Scope, JSON output, error → exit code."""
 
 from __future__ import annotations
 
@@ -6,11 +6,11 @@ import json
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Annotated, Any, TypeVar
+from pathlib import Path
+from typing import Annotated, Any, NoReturn, TypeVar
 
 import typer
 from rich.console import Console
-from rich.table import Table
 
 from ..config import Settings
 from ..errors import (
@@ -23,8 +23,7 @@ from ..errors import (
     ValidationError,
 )
 from ..memory import Memory
-from ..model import MemoryRecord, Scope, SearchHit, Version
-from ..store.codec import record_to_data, version_to_data
+from ..model import Scope
 
 console = Console()
 errors = Console(stderr=True)
@@ -47,22 +46,42 @@ AgentOption = Annotated[str | None, typer.Option("--agent", "-a", help="Agent id
 NsOption = Annotated[
     list[str] | None, typer.Option("--ns", help="Namespace label, repeatable: --ns users --ns alice")
 ]
-JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of tables")]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON (the HTTP API's shape) instead of tables")]
 
 
 def scope_from(tenant: str, user: str | None, agent: str | None, ns: list[str] | None) -> Scope:
-    if ns:
+    """The scope the options name. An empty --user/--agent/--ns label is refused (as over
+    HTTP), never read as "not given"."""
+    if ns is not None and ns != []:
         return Scope(tenant, tuple(ns))
-    if user:
+    if user is not None:
         return Scope.for_user(tenant, user, agent=agent)
-    if agent:
+    if agent is not None:
         return Scope.for_agent(tenant, agent)
     return Scope(tenant)
 
 
+def database_file(target: str) -> Path | None:
+    """The SQLite file a --db value names; None for PostgreSQL and in-memory databases."""
+    if target.startswith(("postgresql://", "postgres://")) or target == ":memory:":
+        return None
+    return Path(target.removeprefix("sqlite:///")).expanduser()
+
+
 @contextmanager
-def opened(db: str | None, **settings: Any) -> Iterator[Memory]:
-    memory = run(lambda: Memory.open(db, settings=Settings(**settings) if settings else None))
+def opened(db: str | None, *, create: bool = False, **settings: Any) -> Iterator[Memory]:
+    """Open the database. Read commands (``create=False``) never create a file or its
+    folder: a missing SQLite file is an error. Write commands create it and say so."""
+    configured = Settings(**settings) if settings else Settings()
+    target = db or configured.db
+    path = database_file(target)
+    missing = path is not None and not path.exists()
+    if missing and not create:
+        fail(f"no engram database at {path} (write commands such as `engram remember` create one; "
+             "pick another with --db or ENGRAM_DB)", 3)
+    memory = run(lambda: Memory.open(target, settings=configured))
+    if missing:
+        errors.print(f"created a new engram database at {path}", highlight=False, soft_wrap=True)
     try:
         yield memory
     finally:
@@ -76,55 +95,25 @@ def run(action: Callable[[], T]) -> T:
         return action()
     except EngramError as exc:
         code = next(code for kind, code in EXIT_CODES if isinstance(exc, kind))
-        errors.print(f"[red]error:[/red] {type(exc).__name__}: {exc}")
-        raise typer.Exit(code) from None
+        fail(f"{type(exc).__name__}: {exc}", code)
+
+
+def fail(message: str, code: int = 1) -> NoReturn:
+    """Print one error line to stderr and exit with ``code``."""
+    errors.print(f"[red]error:[/red] {message}", highlight=False, soft_wrap=True)
+    raise typer.Exit(code)
 
 
 def print_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
 
 
-def records_table(records: list[MemoryRecord], title: str | None = None) -> Table:
-    table = Table(title=title)
-    for column in ("id", "kind", "content", "importance", "status", "v", "namespace"):
-        table.add_column(column, overflow="fold")
-    for r in records:
-        table.add_row(r.id[:12], r.kind.value, r.content, f"{r.importance:.2f}", r.status.value, str(r.version),
-                      "/".join(r.scope.namespace))
-    return table
-
-
-def hits_table(hits: list[SearchHit]) -> Table:
-    table = Table()
-    for column in ("score", "kind", "content", "lexical", "vector", "recency", "importance", "id"):
-        table.add_column(column, overflow="fold")
-    for h in hits:
-        s = h.signals
-        table.add_row(f"{h.score:.3f}", h.record.kind.value, h.record.content, f"{s.lexical:.2f}", f"{s.vector:.2f}",
-                      f"{s.recency:.2f}", f"{s.importance:.2f}", h.record.id[:12])
-    return table
-
-
-def versions_table(versions: list[Version]) -> Table:
-    table = Table()
-    for column in ("v", "operation", "at", "actor", "reason", "status", "content"):
-        table.add_column(column, overflow="fold")
-    for v in versions:
-        record = v.record
-        table.add_row(str(v.version), v.operation.value, v.at.isoformat(timespec="seconds"), v.actor,
-                      v.reason or "", record.status.value if record else "", record.content if record else "")
-    return table
-
-
-def hit_data(hit: SearchHit) -> dict[str, Any]:
-    s = hit.signals
-    return {"score": hit.score, "signals": {"lexical": s.lexical, "vector": s.vector, "relevance": s.relevance,
-            "recency": s.recency, "importance": s.importance, "validity": s.validity},
-            "record": record_to_data(hit.record)}
+def say(message: str) -> None:
+    """A plain line on stdout (no markup, no highlighting: ids and content print as they are)."""
+    console.print(message, markup=False, highlight=False, soft_wrap=True)
 
 
 __all__ = [
-    "AgentOption", "DbOption", "JsonOption", "NsOption", "TenantOption", "UserOption", "console", "errors",
-    "hit_data", "hits_table", "opened", "print_json", "record_to_data", "records_table", "run", "scope_from",
-    "version_to_data", "versions_table",
+    "AgentOption", "DbOption", "JsonOption", "NsOption", "TenantOption", "UserOption", "console",
+    "database_file", "errors", "fail", "opened", "print_json", "run", "say", "scope_from",
 ]

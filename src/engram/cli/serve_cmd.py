@@ -19,8 +19,9 @@ def serve(
     tenant: TenantOption = "default",
     log_level: Annotated[str, typer.Option(help="critical, error, warning, info, debug")] = "info",
 ) -> None:
-    """Serve the HTTP API. API keys come from ENGRAM_API_KEYS="key1=tenant1,key2=tenant2";
-    without it the server is single-tenant (--tenant / ENGRAM_TENANT) and needs no key."""
+    """Serve the HTTP API, its docs at /docs and the memory inspector at /ui. API keys come
+    from ENGRAM_API_KEYS="key1=tenant1,key2=tenant2"; without it the server is
+    single-tenant (--tenant / ENGRAM_TENANT) and needs no key."""
     try:
         import uvicorn
 
@@ -30,9 +31,12 @@ def serve(
         errors.print(f"[red]error:[/red] engram serve needs the server extra: pip install 'engram[server]' ({exc})")
         raise typer.Exit(2) from None
     api_keys = run(lambda: parse_api_keys(os.environ.get(API_KEYS_ENV)))
-    with opened(db) as memory:
+    with opened(db, create=True) as memory:
         app = run(lambda: create_app(memory, api_keys=api_keys, tenant=tenant))
         errors.print(f"engram serve: {app.state.tenancy.describe()}")
+        shown = f"[{host}]" if ":" in host else host
+        errors.print(f"memory inspector: http://{shown}:{port}/ui/ · API docs: http://{shown}:{port}/docs",
+                     highlight=False, soft_wrap=True)
         if api_keys is None and host not in LOOPBACK:
             errors.print(f"[yellow]warning:[/yellow] no API keys and listening on {host}: anyone who can reach "
                          "this port can read and change every memory of the tenant")

@@ -1,14 +1,13 @@
-"""The public JSON shapes of governance, shared by the CLI (``--json``), the HTTP API
-and MCP: plain dicts of JSON types, times as ISO-8601 strings, records as everywhere
-else (``record_to_data``)."""
+"""The public JSON shapes of governance, shared by the CLI (``--json``), the HTTP API,
+MCP and the inspector: plain dicts of JSON types, times as ISO-8601 strings, records,
+versions and audit events as everywhere else (``engram.shapes``)."""
 
 from __future__ import annotations
 
 from datetime import datetime
 from typing import Any
 
-from ..model import AuditEvent
-from ..store.codec import record_to_data, version_to_data
+from ..shapes import audit_data, record_data, version_data
 from .keys import KeyStatus, Revealed, Rotation
 from .quality import Accuracy, QualityReport, SampleForReview
 from .recalls import Provenance, RecallTrace
@@ -22,11 +21,12 @@ def _iso(moment: datetime | None) -> str | None:
 def pending_data(p: PendingChange) -> dict[str, Any]:
     return {
         "id": p.id, "tenant": p.tenant, "namespace": list(p.namespace), "status": p.status.value,
+        "content": p.record.content,  # what the (first) proposed record would say, for lists
         "created_at": _iso(p.created_at), "expires_at": _iso(p.expires_at), "actor": p.actor, "reason": p.reason,
         "rule": p.rule, "detail": dict(p.detail), "decided_by": p.decided_by, "decided_at": _iso(p.decided_at),
         "decision_reason": p.decision_reason,
         "changes": [{"operation": c.operation.value, "base_version": c.base_version, "reason": c.reason,
-                     "record": record_to_data(c.record)} for c in p.changes],
+                     "record": record_data(c.record)} for c in p.changes],
     }
 
 
@@ -42,20 +42,14 @@ def recall_data(r: RecallEvent) -> dict[str, Any]:
 def trace_data(t: RecallTrace) -> dict[str, Any]:
     return {"recall": recall_data(t.recall), "memories": [
         {"id": m.record_id, "version": m.version, "score": round(m.score, 4), "used": m.used,
-         "record": None if m.record is None else record_to_data(m.record)} for m in t.memories]}
-
-
-def audit_event_data(e: AuditEvent) -> dict[str, Any]:
-    return {"id": e.id, "at": _iso(e.at), "actor": e.actor, "operation": e.operation.value, "record_id": e.record_id,
-            "version": e.version, "namespace": list(e.namespace), "source_message_id": e.source_message_id,
-            "detail": dict(e.detail)}
+         "record": None if m.record is None else record_data(m.record)} for m in t.memories]}
 
 
 def provenance_data(p: Provenance) -> dict[str, Any]:
     return {
-        "record": record_to_data(p.record), "thread_id": p.thread_id, "message_ids": list(p.message_ids),
-        "extractor": p.extractor, "versions": [version_to_data(v) for v in p.versions],
-        "events": [audit_event_data(e) for e in p.events], "proposals": [pending_data(x) for x in p.proposals],
+        "record": record_data(p.record), "thread_id": p.thread_id, "message_ids": list(p.message_ids),
+        "extractor": p.extractor, "versions": [version_data(v) for v in p.versions],
+        "events": [audit_data(e) for e in p.events], "proposals": [pending_data(x) for x in p.proposals],
         "answers": [recall_data(r) for r in p.answers],
     }
 
@@ -69,7 +63,8 @@ def sample_data(s: WriteSample | SampleForReview) -> dict[str, Any]:
         "reviewer": sample.reviewer, "reviewed_at": _iso(sample.reviewed_at), "note": sample.note,
     }
     if isinstance(s, SampleForReview):
-        data["written"] = None if s.written is None else record_to_data(s.written)
+        data["written"] = None if s.written is None else record_data(s.written)
+        data["content"] = None if s.written is None else s.written.content  # for lists
     return data
 
 

@@ -23,7 +23,6 @@ from ..governance.shapes import (
     pending_data,
     provenance_data,
     recall_data,
-    record_to_data,
     report_data,
     revealed_data,
     sample_data,
@@ -31,9 +30,10 @@ from ..governance.shapes import (
 )
 from ..governance.values import Verdict
 from ..memory import Memory
+from ..shapes import hit_data as _hit_data
+from ..shapes import record_data
 from .auth import Caller, Tenancy
 from .requests import MAX_K, ScopeIn
-from .responses import hit_data as _hit_data
 from .routes import ERROR_RESPONSES, QueryScope
 
 ACTOR = "http"
@@ -175,7 +175,7 @@ def governance_router(memory: Memory, caller_of: Callable[..., Caller]) -> APIRo
         body = body or ApproveIn()
         written = memory.approve(pending_id, ScopeIn().resolve(who.tenant), reviewer=_actor(who, body.reviewer),
                                  reason=body.reason, edit=body.edit.fields() if body.edit else None)
-        return {"items": [record_to_data(r) for r in written]}
+        return {"items": [record_data(r) for r in written]}
 
     @router.post("/approvals/{pending_id}/reject")
     def reject(pending_id: str, who: Who, body: RejectIn | None = None) -> dict[str, Any]:

@@ -36,6 +36,7 @@ from ..errors import (
 from ..memory import Memory
 from . import governance
 from .auth import DEFAULT_TENANT, Tenancy, Unauthorized
+from .inspector import add_docs, add_inspector
 from .responses import HealthOut
 from .routes import v1_router
 
@@ -56,18 +57,28 @@ BEARER = HTTPBearer(auto_error=False, description="An API key: Authorization: Be
 NOT_AN_OBJECT = frozenset({"model_attributes_type", "model_type", "dict_type"})
 
 
-def create_app(memory: Memory, *, api_keys: Mapping[str, str] | None, tenant: str = DEFAULT_TENANT) -> FastAPI:
+def create_app(
+    memory: Memory, *, api_keys: Mapping[str, str] | None, tenant: str = DEFAULT_TENANT, ui: bool = True,
+) -> FastAPI:
     """The app. ``api_keys`` maps each key to its tenant; None runs single-tenant as
-    ``tenant``. The caller keeps ownership of ``memory`` (and closes it)."""
+    ``tenant``. ``ui`` serves the memory inspector at /ui. The caller keeps ownership
+    of ``memory`` (and closes it)."""
     tenancy = Tenancy(api_keys, tenant)
     app = FastAPI(
         title="engram",
         version=__version__,
         description="Long-term memory for AI agents. " + tenancy.describe() + ".",
+        docs_url=None,
+        redoc_url=None,
     )
     app.state.memory = memory
     app.state.tenancy = tenancy
-    app.include_router(v1_router(memory, _tenant_dependency(tenancy), api_keys=not tenancy.single_tenant))
+    app.state.permissions_of = _permissions_dependency(tenancy)
+    app.include_router(v1_router(memory, _tenant_dependency(tenancy), app.state.permissions_of,
+                                 api_keys=not tenancy.single_tenant))
+    add_docs(app)
+    if ui:
+        add_inspector(app)
     governance.install(app, memory, tenancy, BEARER)  # approvals, recalls, reviews, quality, /metrics, reveal
     _add_error_handlers(app)
 
@@ -77,6 +88,21 @@ def create_app(memory: Memory, *, api_keys: Mapping[str, str] | None, tenant: st
         return {"status": "ok", "version": __version__}
 
     return app
+
+
+def _permissions_dependency(tenancy: Tenancy):
+    """What the caller may do beyond reading and writing its tenant's memories
+    (``review``, ``reveal``: auth.py), as ``GET /v1/me`` reports it to the inspector."""
+    if tenancy.single_tenant:
+        def every_permission() -> list[str]:
+            return sorted(tenancy.caller_for(None).permissions)
+
+        return every_permission
+
+    def permissions_of_key(credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(BEARER)]) -> list[str]:
+        return sorted(tenancy.caller_for(credentials.credentials if credentials else None).permissions)
+
+    return permissions_of_key
 
 
 def _tenant_dependency(tenancy: Tenancy):

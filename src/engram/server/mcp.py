@@ -19,8 +19,8 @@ from mcp.server.mcpserver.exceptions import MCPServerError, ResourceError, ToolE
 from .. import __version__
 from ..errors import EngramError
 from ..memory import Memory
-from ..model import MemoryRecord, Scope, Source, Status
-from ..search.context import HEADINGS, KIND_ORDER
+from ..model import Scope, Source, Status
+from ..shapes import add_data, hit_brief, memory_block, record_brief, version_brief
 from .mcp_governance import add_governance_tools, recall_note
 from .requests import MessageIn
 
@@ -54,7 +54,7 @@ def create_mcp_server(
     ) -> dict[str, Any]:
         """Store one memory as given: a durable fact, preference, rule, conclusion or to-do
         about the user. importance is in [0, 1]."""
-        return _summary(_call(lambda: memory.remember(content, scope, kind=kind, importance=importance, tags=tags,
+        return record_brief(_call(lambda: memory.remember(content, scope, kind=kind, importance=importance, tags=tags,
                                                       category=category, source=Source(actor=actor),
                                                       actor=actor)))
 
@@ -62,8 +62,7 @@ def create_mcp_server(
     def search(query: str, k: int = 5, kinds: list[KindName] | None = None) -> dict[str, Any]:
         """Find the user's memories relevant to a query, best first, with scores."""
         found = _call(lambda: memory.recall(query, scope, k=k, kinds=kinds, actor=actor))
-        return {"hits": [{**_summary(h.record), "score": round(h.score, 4)} for h in found.hits],
-                "recall_id": found.id}
+        return {"hits": [hit_brief(h) for h in found.hits], "recall_id": found.id}
 
     @server.tool()
     def context(query: str, budget_tokens: int = 800) -> str:
@@ -78,51 +77,27 @@ def create_mcp_server(
         memories, reconciles them with what it knows (add, update, supersede or skip a
         duplicate) and reports what it did."""
         turns = [m.model_dump() for m in messages]
-        result = _call(lambda: memory.add(turns, scope, thread_id=thread_id, force=True, actor=actor))
-        events = [{"event": e.event, "content": e.content, "kind": e.kind.value if e.kind else None,
-                   "reason": e.reason, "id": e.record_id, "pending_id": e.pending_id} for e in result.events]
-        return {"events": events, "error": result.error}
+        return add_data(_call(lambda: memory.add(turns, scope, thread_id=thread_id, force=True, actor=actor)))
 
     @server.tool()
     def forget(memory_id: str, reason: str | None = None) -> dict[str, Any]:
         """Forget one of the user's memories (it leaves search; its history is kept)."""
-        return _summary(_call(lambda: memory.forget(memory_id, scope, reason=reason, actor=actor)))
+        return record_brief(_call(lambda: memory.forget(memory_id, scope, reason=reason, actor=actor)))
 
     @server.tool()
     def history(memory_id: str) -> dict[str, Any]:
         """Every version of one of the user's memories: what changed, when and why."""
         versions = _call(lambda: memory.history(memory_id, scope))
-        return {"versions": [
-            {"version": v.version, "operation": v.operation.value, "at": v.at.isoformat(), "actor": v.actor,
-             "reason": v.reason, "content": v.record.content if v.record else None,
-             "status": v.record.status.value if v.record else None}
-            for v in versions
-        ]}
+        return {"versions": [version_brief(v) for v in versions]}
 
     @server.resource("engram://memory", name="memory", mime_type="text/markdown",
                      description="What engram remembers about this user, grouped by kind")
-    def memory_block() -> str:
+    def memory_resource() -> str:
         page = _call(lambda: memory.list(scope, limit=BLOCK_LIMIT, statuses=(Status.ACTIVE,)), ResourceError)
-        return render_block(list(page.items))
+        return memory_block(list(page.items))
 
     add_governance_tools(server, memory, scope, reviewer=reviewer)
     return server
-
-
-def render_block(records: list[MemoryRecord]) -> str:
-    sections = ["## Memories"]
-    for kind in KIND_ORDER:
-        group = [r for r in records if r.kind is kind]
-        if group:
-            sections.append(f"### {HEADINGS['en'][kind]}\n" + "\n".join(f"- {' '.join(r.content.split())}"
-                                                                       for r in group))
-    return "\n".join(sections) if len(sections) > 1 else "(no memories yet)"
-
-
-def _summary(record: MemoryRecord) -> dict[str, Any]:
-    return {"id": record.id, "kind": record.kind.value, "content": record.content, "importance": record.importance,
-            "tags": list(record.tags), "category": record.category, "status": record.status.value,
-            "version": record.version, "updated_at": record.updated_at.isoformat()}
 
 
 def _call(action: Callable[[], T], error: type[MCPServerError] = ToolError) -> T:

@@ -1,16 +1,12 @@
-"""Response bodies of the HTTP API: the JSON of ``store.codec`` (the same shape as
-the JSONL export and ``engram ... --json``), described for the OpenAPI spec."""
+"""Response bodies of the HTTP API, described for the OpenAPI spec. The data itself is
+built by ``engram.shapes`` (the same JSON as the JSONL export and ``engram … --json``);
+a test checks that each model here names exactly the fields the shape has."""
 
 from __future__ import annotations
 
 from typing import Annotated, Any
 
 from pydantic import BaseModel, WithJsonSchema
-
-from ..model import AuditEvent, Job, SearchHit, Stats
-from ..pipeline.run import AddResult
-from ..search.context import ContextBlock
-from ..store.codec import record_to_data
 
 # Kept as the codec writes it (isoformat, "+00:00"), documented as a date-time.
 Timestamp = Annotated[str, WithJsonSchema({"type": "string", "format": "date-time"})]
@@ -130,6 +126,7 @@ class AddOut(BaseModel):
 
 class JobOut(BaseModel):
     id: str
+    tenant: str
     status: str
     attempts: int
     max_attempts: int
@@ -167,6 +164,7 @@ class StatsOut(BaseModel):
     by_kind: dict[str, int]
     versions: int
     audit_events: int
+    tenants: int
     embedding_models: dict[str, int]
     extra: dict[str, Any]
 
@@ -174,10 +172,22 @@ class StatsOut(BaseModel):
 class ImportOut(BaseModel):
     imported: int
     skipped: int
+    tenant: str
 
 
 class PurgedOut(BaseModel):
     purged: int
+
+
+class MeOut(BaseModel):
+    tenant: str
+    permissions: list[str]
+    single_tenant: bool
+    version: str
+
+
+class NamespacesOut(BaseModel):
+    items: list[list[str]]
 
 
 class HealthOut(BaseModel):
@@ -190,54 +200,3 @@ class ErrorOut(BaseModel):
     message: str
     details: list[dict[str, Any]] | None = None
 
-
-TENANT_STATS = frozenset({"jobs", "llm_tokens"})
-
-
-# -- value objects → JSON data -------------------------------------------------------------
-
-
-def hit_data(hit: SearchHit) -> dict[str, Any]:
-    s = hit.signals
-    signals = {"lexical": s.lexical, "vector": s.vector, "relevance": s.relevance, "recency": s.recency,
-               "importance": s.importance, "validity": s.validity}
-    return {"score": hit.score, "signals": signals, "record": record_to_data(hit.record)}
-
-
-def context_data(block: ContextBlock) -> dict[str, Any]:
-    return {"text": block.text, "tokens": block.tokens, "dropped": block.dropped,
-            "hits": [hit_data(h) for h in block.hits], "recall_id": block.recall_id}
-
-
-def add_data(result: AddResult) -> dict[str, Any]:
-    events = [
-        {"event": e.event, "content": e.content, "kind": e.kind.value if e.kind else None, "reason": e.reason,
-         "record_id": e.record_id, "version": e.version, "target_id": e.target_id,
-         "source_message_ids": list(e.source_message_ids), "pending_id": e.pending_id}
-        for e in result.events
-    ]
-    usage = {"prompt_tokens": result.usage.prompt_tokens, "completion_tokens": result.usage.completion_tokens}
-    return {"job_id": result.job_id, "triggered": result.triggered, "trigger_reason": result.trigger_reason,
-            "extractor": result.extractor, "error": result.error, "usage": usage, "events": events}
-
-
-def job_data(job: Job) -> dict[str, Any]:
-    return {"id": job.id, "status": job.status.value, "attempts": job.attempts, "max_attempts": job.max_attempts,
-            "next_attempt_at": job.next_attempt_at.isoformat(), "created_at": job.created_at.isoformat(),
-            "updated_at": job.updated_at.isoformat(), "last_error": job.last_error,
-            "result": None if job.result is None else dict(job.result)}
-
-
-def audit_data(event: AuditEvent) -> dict[str, Any]:
-    return {"id": event.id, "at": event.at.isoformat(), "actor": event.actor, "operation": event.operation.value,
-            "record_id": event.record_id, "version": event.version, "namespace": list(event.namespace),
-            "source_message_id": event.source_message_id, "detail": dict(event.detail)}
-
-
-def stats_data(stats: Stats) -> dict[str, Any]:
-    # Only what is about the caller's tenant: the path, size and schema of the database
-    # are the server's business (and the size would hint at other tenants' data).
-    extra = {key: value for key, value in stats.extra.items() if key in TENANT_STATS}
-    return {"records": stats.records, "active": stats.active, "by_status": dict(stats.by_status),
-            "by_kind": dict(stats.by_kind), "versions": stats.versions, "audit_events": stats.audit_events,
-            "embedding_models": dict(stats.embedding_models), "extra": extra}

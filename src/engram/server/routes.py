@@ -6,6 +6,7 @@ its thread pool. (No ``from __future__ import annotations`` here: FastAPI reads 
 
 import io
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query, Request, Response
@@ -15,11 +16,25 @@ from fastapi.responses import StreamingResponse
 from pydantic import AwareDatetime
 from pydantic import ValidationError as PydanticValidationError
 
+from .. import __version__
 from ..errors import InvalidValueError, PermissionDeniedError
 from ..jsonl import ImportResult, OnConflict, parse_lines
 from ..memory import Memory
 from ..model import JobStatus, Kind, Operation, Status
-from ..store.codec import record_to_data, version_to_data
+from ..shapes import (
+    add_data,
+    audits_data,
+    context_data,
+    history_data,
+    hits_data,
+    import_data,
+    jobs_data,
+    page_data,
+    purged_data,
+    record_data,
+    records_data,
+    stats_data,
+)
 from .requests import (
     MAX_K,
     AddIn,
@@ -40,20 +55,17 @@ from .responses import (
     HistoryOut,
     ImportOut,
     JobsOut,
+    MeOut,
+    NamespacesOut,
     PageOut,
     PurgedOut,
     RecordOut,
     RecordsOut,
     SearchOut,
     StatsOut,
-    add_data,
-    audit_data,
-    context_data,
-    hit_data,
-    job_data,
-    stats_data,
 )
 from .streaming import stream_export
+from .views import View, shown, shown_hit, shown_version
 
 ACTOR = "http"
 NDJSON = "application/x-ndjson"
@@ -89,28 +101,49 @@ QueryScope = Annotated[ScopeIn, Depends(scope_query)]
 Limit = Annotated[int, Query(ge=1, le=MAX_K)]
 
 
-def v1_router(memory: Memory, tenant_of: Callable[..., str], *, api_keys: bool) -> APIRouter:
-    """``tenant_of`` is the dependency naming the caller's tenant; ``api_keys`` says
-    whether it asks for a key (so that 401 is documented only where it can happen)."""
+def v1_router(memory: Memory, tenant_of: Callable[..., str], permissions_of: Callable[..., list[str]], *,
+              api_keys: bool) -> APIRouter:
+    """``tenant_of`` is the dependency naming the caller's tenant (``permissions_of``:
+    what else it may do); ``api_keys`` says whether they ask for a key (so that 401 is
+    documented only where it can happen)."""
     errors = {status: answer for status, answer in ERROR_RESPONSES.items() if api_keys or status != 401}
     router = APIRouter(prefix="/v1", responses=errors)
     Tenant = Annotated[str, Depends(tenant_of)]
+    Permissions = Annotated[list[str], Depends(permissions_of)]
+
+    def view_of(
+        mask: Annotated[bool, Query(description="Show personal data in the text as [EMAIL], [PHONE] … and leave "
+                                                "the encrypted originals out")] = False,
+    ) -> View:
+        return View.MASKED if mask else View.STORED
+
+    Shown = Annotated[View, Depends(view_of)]
+
+    @router.get("/me", response_model=MeOut, tags=["ops"])
+    def me(tenant: Tenant, permissions: Permissions) -> dict[str, Any]:
+        """Who the caller is: the key's tenant and what else it may do."""
+        return {"tenant": tenant, "permissions": permissions, "single_tenant": not api_keys, "version": __version__}
+
+    @router.get("/namespaces", response_model=NamespacesOut, tags=["memories"])
+    def namespaces(tenant: Tenant, scope: QueryScope) -> dict[str, Any]:
+        """The namespaces at or below a scope that hold memories."""
+        return {"items": [list(ns) for ns in memory.namespaces(scope.resolve(tenant))]}
 
     @router.post("/memories", status_code=201, response_model=RecordOut, tags=["memories"])
     def remember(body: RememberIn, tenant: Tenant) -> dict[str, Any]:
         """Store one memory as given (no extraction, no reconciliation)."""
-        return record_to_data(memory.remember(**body.fields(), scope=body.scope.resolve(tenant), actor=ACTOR))
+        return record_data(memory.remember(**body.fields(), scope=body.scope.resolve(tenant), actor=ACTOR))
 
     @router.post("/memories/batch", status_code=201, response_model=RecordsOut, tags=["memories"])
     def remember_many(body: BatchIn, tenant: Tenant) -> dict[str, Any]:
         """Store many memories in one transaction (all or none)."""
         records = memory.remember_many([item.draft() for item in body.items], body.scope.resolve(tenant),
                                        actor=ACTOR)
-        return {"items": [record_to_data(r) for r in records]}
+        return records_data(records)
 
     @router.get("/memories", response_model=PageOut, tags=["memories"])
     def list_memories(
-        tenant: Tenant, scope: QueryScope,
+        tenant: Tenant, scope: QueryScope, view: Shown,
         offset: Annotated[int, Query(ge=0)] = 0,
         limit: Limit = 50,
         include_descendants: bool = False,
@@ -118,16 +151,19 @@ def v1_router(memory: Memory, tenant_of: Callable[..., str], *, api_keys: bool) 
         status: Annotated[list[Status] | None, Query(description="Repeatable; default active")] = None,
         category: str | None = None,
         tag: Annotated[list[str] | None, Query(description="Repeatable; every tag must be present")] = None,
+        created_after: AwareDatetime | None = None,
+        created_before: AwareDatetime | None = None,
     ) -> dict[str, Any]:
         """Memories in a scope, a page at a time (next_offset is null on the last page)."""
         page = memory.list(scope.resolve(tenant), offset=offset, limit=limit, include_descendants=include_descendants,
-                           kinds=kind, statuses=status or (Status.ACTIVE,), category=category, tags=tag)
-        return {"items": [record_to_data(r) for r in page.items], "next_offset": page.next_offset}
+                           kinds=kind, statuses=status or (Status.ACTIVE,), category=category, tags=tag,
+                           created_after=created_after, created_before=created_before)
+        return page_data(replace(page, items=tuple(shown(r, view) for r in page.items)))
 
     @router.get("/memories/{record_id}", response_model=RecordOut, tags=["memories"])
-    def get(record_id: str, tenant: Tenant, scope: QueryScope) -> dict[str, Any]:
+    def get(record_id: str, tenant: Tenant, scope: QueryScope, view: Shown) -> dict[str, Any]:
         """One memory, any status (404 outside the caller's tenant or the given scope)."""
-        return record_to_data(memory.get(record_id, scope.resolve(tenant)))
+        return record_data(shown(memory.get(record_id, scope.resolve(tenant)), view))
 
     @router.patch("/memories/{record_id}", response_model=RecordOut, tags=["memories"])
     def update(record_id: str, body: ChangeIn, tenant: Tenant, scope: QueryScope) -> dict[str, Any]:
@@ -136,7 +172,7 @@ def v1_router(memory: Memory, tenant_of: Callable[..., str], *, api_keys: bool) 
         record = memory.update(record_id, scope.resolve(tenant), actor=ACTOR, reason=body.reason,
                                expected_version=body.expected_version, override_read_only=body.override_read_only,
                                **body.changes())
-        return record_to_data(record)
+        return record_data(record)
 
     @router.delete("/memories/{record_id}", response_model=RecordOut, tags=["memories"])
     def forget(
@@ -146,7 +182,7 @@ def v1_router(memory: Memory, tenant_of: Callable[..., str], *, api_keys: bool) 
         """Soft delete: the memory leaves search and context; its history stays (restore undoes it)."""
         record = memory.forget(record_id, scope.resolve(tenant), reason=reason, actor=ACTOR,
                                override_read_only=override_read_only)
-        return record_to_data(record)
+        return record_data(record)
 
     @router.post("/memories/{record_id}/restore", response_model=RecordOut, tags=["memories"])
     def restore(record_id: str, tenant: Tenant, scope: QueryScope, body: ChangeIn | None = None) -> dict[str, Any]:
@@ -155,13 +191,13 @@ def v1_router(memory: Memory, tenant_of: Callable[..., str], *, api_keys: bool) 
         record = memory.restore(record_id, scope.resolve(tenant), actor=ACTOR, reason=body.reason,
                                 expected_version=body.expected_version, override_read_only=body.override_read_only,
                                 **body.changes())
-        return record_to_data(record)
+        return record_data(record)
 
     @router.post("/memories/{record_id}/purge", response_model=PurgedOut, tags=["memories"])
     def purge(record_id: str, tenant: Tenant, scope: QueryScope, body: ReasonIn | None = None) -> dict[str, Any]:
         """Hard delete, versions included. The audit keeps that it happened, never the content."""
         memory.purge(record_id, scope.resolve(tenant), reason=(body or ReasonIn()).reason, actor=ACTOR)
-        return {"purged": 1}
+        return purged_data(1)
 
     @router.post("/purge", response_model=PurgedOut, tags=["memories"])
     def purge_scope(body: PurgeScopeIn, tenant: Tenant) -> dict[str, Any]:
@@ -169,18 +205,18 @@ def v1_router(memory: Memory, tenant_of: Callable[..., str], *, api_keys: bool) 
         scope = body.scope.resolve(tenant)
         if not scope.namespace:
             raise InvalidValueError("refusing to purge a whole tenant; give a namespace or a user/agent/org")
-        return {"purged": memory.purge_scope(scope, reason=body.reason, actor=ACTOR)}
+        return purged_data(memory.purge_scope(scope, reason=body.reason, actor=ACTOR))
 
     @router.get("/memories/{record_id}/history", response_model=HistoryOut, tags=["memories"])
-    def history(record_id: str, tenant: Tenant, scope: QueryScope) -> dict[str, Any]:
+    def history(record_id: str, tenant: Tenant, scope: QueryScope, view: Shown) -> dict[str, Any]:
         """Every version of a memory: who changed it, when and why."""
-        return {"items": [version_to_data(v) for v in memory.history(record_id, scope.resolve(tenant))]}
+        return history_data(shown_version(v, view) for v in memory.history(record_id, scope.resolve(tenant)))
 
     @router.post("/search", response_model=SearchOut, tags=["retrieval"])
-    def search(body: SearchIn, tenant: Tenant) -> dict[str, Any]:
+    def search(body: SearchIn, tenant: Tenant, view: Shown) -> dict[str, Any]:
         """Hybrid search inside a scope; each hit carries its score and the signals behind it."""
         hits = memory.search(body.query, body.scope.resolve(tenant), **body.options())
-        return {"hits": [hit_data(h) for h in hits]}
+        return hits_data(shown_hit(h, view) for h in hits)
 
     @router.post("/context", response_model=ContextOut, tags=["retrieval"])
     def context(body: ContextIn, tenant: Tenant) -> dict[str, Any]:
@@ -207,7 +243,7 @@ def v1_router(memory: Memory, tenant_of: Callable[..., str], *, api_keys: bool) 
         limit: Limit = 100,
     ) -> dict[str, Any]:
         """The caller's background add() jobs, newest first."""
-        return {"items": [job_data(j) for j in memory.jobs(tenant, status or (), limit)]}
+        return jobs_data(memory.jobs(tenant, status or (), limit))
 
     @router.get("/audit", response_model=AuditListOut, tags=["governance"])
     def audit(
@@ -220,12 +256,12 @@ def v1_router(memory: Memory, tenant_of: Callable[..., str], *, api_keys: bool) 
         """Audit events in a scope and below it, newest first."""
         events = memory.audit(scope.resolve(tenant), record_id=record_id, operation=operation, since=since,
                               limit=limit)
-        return {"items": [audit_data(e) for e in events]}
+        return audits_data(events)
 
     @router.get("/stats", response_model=StatsOut, tags=["governance"])
     def stats(tenant: Tenant) -> dict[str, Any]:
         """Counts for the caller's tenant, with background jobs and LLM tokens spent."""
-        return stats_data(memory.stats(tenant))
+        return stats_data(memory.stats(tenant), server_details=False)
 
     @router.get("/export", tags=["governance"], response_class=StreamingResponse,
                 responses={200: {"content": {NDJSON: {"schema": {"type": "string"}}},
@@ -248,7 +284,7 @@ def v1_router(memory: Memory, tenant_of: Callable[..., str], *, api_keys: bool) 
         """Import a JSONL export into the caller's tenant: validated whole, then one transaction."""
         text = _utf8(await request.body())
         result = await run_in_threadpool(_import_own_tenant, memory, text, tenant, on_conflict)
-        return {"imported": result.imported, "skipped": result.skipped}
+        return import_data(result)
 
     return router
 

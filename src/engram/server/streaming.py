@@ -13,7 +13,7 @@ import queue
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import IO, Any
+from typing import IO, Any, cast
 
 CHUNK_CHARS = 64 * 1024
 QUEUE_CHUNKS = 16
@@ -78,7 +78,7 @@ def stream_export(export: Callable[[IO[str]], Any]) -> Iterator[bytes]:
     def produce() -> None:
         error: Exception | None = None
         try:
-            export(pipe)
+            export(cast(IO[str], pipe))  # a text stream that only writes
         except ExportCancelled:
             return
         except Exception as exc:

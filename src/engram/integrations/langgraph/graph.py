@@ -51,6 +51,7 @@ class MemoryGraphState(MessagesState, total=False):
     remembered: list[str]  # the same, once saved to the state
     awaiting: list[dict[str, Any]]  # changes an approval rule holds for a person (interrupt payload)
     reviewed: list[dict[str, Any]]  # what the person decided, per pending change
+    extraction_error: str | None  # why the last extraction failed (nothing was stored), else None
 
 
 def build_memory_graph(
@@ -108,13 +109,14 @@ def build_memory_graph(
         messages = list(state["messages"])
         turns, ids = _turns(messages[state.get("extracted", 0) :])
         if not turns:
-            return {"extracted": len(messages), "pending": []}
+            return {"extracted": len(messages), "pending": [], "extraction_error": None}
         scope = user_scope(config)
         result = memory.add(turns, scope, thread_id=_thread(config), message_ids=ids)
         written = [event.content for event in result.events if event.event in WRITTEN]
         held = [_approval.summary(memory.pending_change(e.pending_id, scope))
                 for e in result.events if e.event == "PENDING" and e.pending_id]
-        return {"extracted": len(messages), "pending": written, "awaiting": held}
+        return {"extracted": len(messages), "pending": written, "awaiting": held,
+                "extraction_error": _failure(result, written)}
 
     def after_extract(state: MemoryGraphState) -> str:
         if state.get("awaiting") and approvals == "interrupt" and checkpointer is not False:
@@ -169,6 +171,19 @@ def _link_answer(memory: Memory, scope: Scope, recall_id: str | None, reply: Bas
         memory.answered(recall_id, scope, answer_id=str(reply.id), answer=_text(reply))
     except EngramError as exc:
         log.warning("could not link answer %s to recall %s: %s", reply.id, recall_id, exc)
+
+
+FAILED = ("extraction failed", "invalid item from the model")
+
+
+def _failure(result: Any, written: Sequence[str]) -> str | None:
+    """Why extraction stored nothing, when the extractor failed or every item it gave
+    was unusable (a schema mismatch); None when it worked (or found nothing to keep)."""
+    error = getattr(result, "error", None)
+    if error or written:
+        return error
+    reasons = [e.reason for e in getattr(result, "events", ()) if e.event == "SKIPPED" and e.reason.startswith(FAILED)]
+    return "; ".join(reasons) or None
 
 
 def user_id_from_config(config: RunnableConfig) -> str:

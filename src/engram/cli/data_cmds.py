@@ -1,0 +1,123 @@
+"""`engram import | reindex`: long runs with a progress bar (on stderr, so --json
+output stays clean)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import IO, Annotated, Any, cast
+
+import typer
+from rich.progress import (
+    BarColumn,
+    DownloadColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+from ..errors import InvalidValueError
+from ..shapes import import_data, reindexed_data
+from .common import DbOption, JsonOption, errors, fail, opened, print_json, run, say
+
+
+class CountingReader:
+    """A text file read line by line that reports how far it got."""
+
+    def __init__(self, handle: IO[str], on_line: Callable[[int, int], None]) -> None:
+        self._handle = handle
+        self._on_line = on_line
+        self.lines = 0
+
+    def readline(self, size: int | None = -1) -> str:
+        try:
+            line = self._handle.readline()
+        except UnicodeDecodeError:
+            raise InvalidValueError(f"the file is not UTF-8 text (after line {self.lines})") from None
+        if line:
+            self.lines += 1
+            self._on_line(self.lines, len(line.encode("utf-8")))
+        return line
+
+    def __iter__(self) -> Iterator[str]:
+        return self
+
+    def __next__(self) -> str:
+        line = self.readline()
+        if not line:
+            raise StopIteration
+        return line
+
+
+def import_command(
+    source: Annotated[Path, typer.Argument(help="A JSONL export (engram export)")],
+    on_conflict: Annotated[str, typer.Option(help="error | skip | replace")] = "error",
+    db: DbOption = None,
+    json_out: JsonOption = False,
+) -> None:
+    """Import a JSONL export in one transaction (all-or-nothing)."""
+    if not source.is_file():
+        fail(f"no such file: {source}" if not source.exists() else f"not a file: {source}", 2)
+    with opened(db, create=True) as memory, source.open(encoding="utf-8") as handle, _bar(bytes_=True) as bar:
+        task = bar.add_task(f"reading {source.name}", total=source.stat().st_size, lines=0)
+        reader = CountingReader(handle, lambda lines, size: bar.update(task, advance=size, lines=lines))
+        stream = cast(IO[str], reader)  # the importer reads lines, which is all a CountingReader does
+        result = run(lambda: memory.import_jsonl(stream, on_conflict=cast(Any, on_conflict), actor="cli"))
+        bar.update(task, description=f"imported {source.name}")
+    data = import_data(result)
+    if json_out:
+        print_json(data)
+    else:
+        say(f"imported {data['imported']}, skipped {data['skipped']} (tenant {data['tenant']})")
+
+
+def reindex_command(
+    batch_size: Annotated[int, typer.Option(help="Memories embedded per batch")] = 256,
+    db: DbOption = None,
+    json_out: JsonOption = False,
+) -> None:
+    """Re-embed memories whose vectors came from another model (reads keep working)."""
+    with opened(db) as memory:
+        model = memory.embedder.name
+        stats = run(lambda: memory.stats())
+        total = sum(count for name, count in stats.embedding_models.items() if name != model)
+        if total == 0:
+            count = 0
+        else:
+            errors.print(f"{total} memories to re-embed with {model}", highlight=False)
+            with _bar() as bar:
+                task = bar.add_task(f"re-embedding with {model}", total=total)
+                count = run(lambda: memory.reindex(batch_size=batch_size, progress=_advancer(bar, task)))
+    if json_out:
+        print_json(reindexed_data(count))
+    elif total == 0:
+        say(f"nothing to re-embed: every vector comes from {model}")
+    else:
+        say(f"re-embedded {count} memories")
+
+
+def _advancer(bar: Progress, task: TaskID) -> Callable[[int, int], None]:
+    """Memory.reindex reports (done, total) per pass; the bar counts across passes."""
+    last = 0
+
+    def progress(done: int, _total: int) -> None:
+        nonlocal last
+        bar.advance(task, done - last if done > last else done)
+        last = done
+
+    return progress
+
+
+def _bar(*, bytes_: bool = False) -> Progress:
+    """A bar with counts, elapsed time and an ETA (of lines and bytes for a file)."""
+    counts = [TextColumn("{task.fields[lines]} lines"), DownloadColumn()] if bytes_ else [MofNCompleteColumn()]
+    return Progress(TextColumn("{task.description}"), BarColumn(), *counts, TimeElapsedColumn(),
+                    TimeRemainingColumn(), console=errors)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("import")(import_command)
+    app.command("reindex")(reindex_command)

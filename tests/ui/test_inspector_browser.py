@@ -1,0 +1,326 @@
+"""The memory inspector in a real headless Chromium (Debian's chromium + chromium-driver)
+against a real uvicorn on loopback: list → search → open → forget → history, in English
+and Chinese, at 1280×800 and at phone width, with the network beyond loopback cut off.
+
+Set ENGRAM_UI_SCREENSHOTS=<folder> to also write the screenshots of docs/INSPECTOR.md."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import uvicorn
+from cryptography.fernet import Fernet
+
+from engram import FakeClock, FakeHashEmbedder, Memory, Scope, Settings, Source
+from engram.server.http import create_app
+from engram.store.sqlite import SQLiteStore
+
+CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
+if not (Path(CHROMIUM).exists() and Path(CHROMEDRIVER).exists()):
+    pytest.skip("chromium and chromium-driver are not installed (apt-get install -y chromium chromium-driver; "
+                ".ci/run installs them)", allow_module_level=True)
+webdriver = pytest.importorskip("selenium.webdriver")
+from selenium.common.exceptions import StaleElementReferenceException  # noqa: E402
+from selenium.webdriver.chrome.service import Service  # noqa: E402
+from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.support import expected_conditions as EC  # noqa: E402
+from selenium.webdriver.support.ui import Select, WebDriverWait  # noqa: E402
+
+KEY = "key-acme-inspector-0123"
+ANA = Scope.for_user("acme", "ana")
+WAIT_S = 30  # how long to poll for the page to settle (not a speed requirement)
+SHOTS = os.environ.get("ENGRAM_UI_SCREENSHOTS")
+
+
+FERNET_KEY = Fernet.generate_key()
+PHONE = "+86 138 1234 5678"
+
+
+def seed(memory: Memory) -> dict[str, str]:
+    tea = memory.remember("Prefers green tea in the afternoon", ANA, kind="preference", tags=["drinks"],
+                          source=Source(actor="user", thread_id="t-2024-05", message_id="m-17"))
+    memory.update(tea.id, ANA, content="Prefers jasmine tea in the afternoon", reason="she changed her mind")
+    memory.remember("Lives in Lisbon and works as a baker", ANA, source=Source(thread_id="t-2024-04"))
+    memory.remember("Reports go through supervisor and finance", ANA, kind="rule")
+    memory.remember("用户喜欢简洁的报告", Scope.for_user("acme", "张三"), kind="preference")
+    memory.remember("Bob's private note", Scope.for_user("acme", "bob"))
+    memory.remember("Answers formally", Scope.for_agent("acme", "concierge"), kind="rule")
+    memory.context("what does ana drink in the afternoon?", ANA, answer_id="answer-42", thread_id="t-2024-06")
+    token = Fernet(FERNET_KEY).encrypt(PHONE.encode()).decode()
+    memory.remember("Reach Carl at carl@example.com or [PHONE#1]", Scope.for_user("acme", "carl"),
+                    sensitivity="personal", metadata={"pii_encrypted": {"[PHONE#1]": token}})
+    return {"tea": tea.id}
+
+
+def stand_in_for_audited_reveal(app, memory: Memory) -> None:
+    """The key's "reveal" permission and POST /v1/memories/{id}/reveal come with issue 14
+    (governance); until they land, the test app offers the same contract."""
+    from engram.pii import reveal
+
+    app.dependency_overrides[app.state.permissions_of] = lambda: ["reveal"]
+
+    @app.post("/v1/memories/{record_id}/reveal")
+    def revealed(record_id: str, body: dict) -> dict:
+        assert body["reason"]
+        record = memory.get(record_id, Scope("acme"))
+        return {"id": record.id, "version": record.version, "content": reveal(record.content, record.metadata),
+                "reply_to": record.source.reply_to, "metadata": {}, "revealed": ["[PHONE#1]"], "masked": []}
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[tuple[str, dict[str, str], Memory]]:
+    saved = os.environ.get("ENGRAM_ENCRYPTION_KEY")
+    os.environ["ENGRAM_ENCRYPTION_KEY"] = FERNET_KEY.decode()  # the server decrypts for keys that may reveal
+    folder = tempfile.mkdtemp(prefix="engram-ui-")
+    memory = Memory(SQLiteStore(str(Path(folder) / "ui.db")), embedder=FakeHashEmbedder(), clock=FakeClock(),
+                    settings=Settings(auto_worker=False))
+    ids = seed(memory)
+    app = create_app(memory, api_keys={KEY: "acme"})
+    stand_in_for_audited_reveal(app, memory)
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.bind(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    uv = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+    thread = threading.Thread(target=uv.run, kwargs={"sockets": [listener]}, daemon=True)
+    thread.start()
+    while not uv.started:
+        assert thread.is_alive(), "uvicorn stopped before it started"
+        time.sleep(0.02)
+    yield f"http://127.0.0.1:{port}", ids, memory
+    uv.should_exit = True
+    thread.join()
+    memory.close()
+    shutil.rmtree(folder, ignore_errors=True)
+    if saved is None:
+        os.environ.pop("ENGRAM_ENCRYPTION_KEY", None)
+    else:
+        os.environ["ENGRAM_ENCRYPTION_KEY"] = saved
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[webdriver.Chrome]:
+    profile = tempfile.mkdtemp(prefix="engram-chromium-")
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 "--disable-dev-shm-usage", f"--user-data-dir={profile}", "--window-size=1280,800",
+                 "--lang=en-US", "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1"):
+        options.add_argument(flag)
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    yield driver
+    driver.quit()
+    shutil.rmtree(profile, ignore_errors=True)
+
+
+def wait(driver, condition):
+    """Poll until the page settles; an element re-rendered meanwhile is looked up again."""
+    return WebDriverWait(driver, WAIT_S, ignored_exceptions=(StaleElementReferenceException,)).until(condition)
+
+
+def by_id(driver, testid: str, *, many: bool = False):
+    selector = f"[data-testid='{testid}']"
+    return driver.find_elements(By.CSS_SELECTOR, selector) if many else driver.find_element(By.CSS_SELECTOR, selector)
+
+
+def visible(testid: str):
+    return EC.visibility_of_element_located((By.CSS_SELECTOR, f"[data-testid='{testid}']"))
+
+
+def rows(driver, testid: str = "memory-row") -> list[str]:
+    """The texts of the shown rows, read in one go (the list may re-render at any time)."""
+    return driver.execute_script(
+        "return [...document.querySelectorAll(arguments[0])].map(row => row.querySelector('.content').textContent)",
+        f"[data-testid='{testid}']")
+
+
+def pick_namespace(driver, label: str) -> None:
+    select = Select(by_id(driver, "namespace"))
+    wait(driver, lambda d: label in [o.text for o in select.options])
+    select.select_by_visible_text(label)
+
+
+def shot(driver, name: str) -> None:
+    if SHOTS:
+        Path(SHOTS).mkdir(parents=True, exist_ok=True)
+        driver.save_screenshot(str(Path(SHOTS) / f"inspector-{name}.png"))
+
+
+def open_page(driver, base: str, query: str = "lang=en") -> None:
+    driver.get(f"{base}/ui/?{query}")
+    driver.execute_script("sessionStorage.clear()")
+    driver.get(f"{base}/ui/?{query}")
+
+
+def sign_in(driver) -> None:
+    wait(driver, visible("key-form"))
+    by_id(driver, "key-input").send_keys(KEY)
+    by_id(driver, "key-form").submit()
+    wait(driver, lambda d: by_id(d, "tenant").text.startswith("tenant: acme"))
+
+
+def test_list_search_open_forget_history(server, browser):
+    base, ids, memory = server
+    driver = browser
+    driver.set_window_size(1280, 800)
+    open_page(driver, base)
+    sign_in(driver)
+    assert driver.title == "engram inspector"
+    pick_namespace(driver, "users / ana")
+    wait(driver, lambda d: len(rows(d)) == 3)
+    assert "Bob's private note" not in rows(driver)
+    shot(driver, "list-desktop")
+
+    Select(by_id(driver, "filter-kind")).select_by_value("preference")
+    by_id(driver, "filters").submit()
+    wait(driver, lambda d: rows(d) == ["Prefers jasmine tea in the afternoon"])
+    Select(by_id(driver, "filter-kind")).select_by_value("")
+    by_id(driver, "filters").submit()
+    wait(driver, lambda d: len(rows(d)) == 3)
+
+    driver.find_element(By.CSS_SELECTOR, "[data-tab='search']").click()
+    by_id(driver, "search-input").send_keys("jasmine tea afternoon")
+    by_id(driver, "search-form").submit()
+    wait(driver, lambda d: rows(d, "hit") and rows(d, "hit")[0] == "Prefers jasmine tea in the afternoon")
+    hit = by_id(driver, "hit", many=True)[0]
+    signals = {s.get_attribute("data-testid"): s.text for s in hit.find_elements(By.CSS_SELECTOR, ".signal")}
+    assert set(signals) == {f"signal-{n}" for n in ("lexical", "vector", "relevance", "recency", "importance",
+                                                     "validity")}
+    assert "lexical (BM25)" in signals["signal-lexical"] and float(hit.find_element(
+        By.CSS_SELECTOR, "[data-testid='score']").text) > 0
+    shot(driver, "search-desktop")
+
+    hit.click()
+    wait(driver, visible("detail"))
+    assert by_id(driver, "detail-content").text == "Prefers jasmine tea in the afternoon"
+    source = by_id(driver, "source").text
+    assert "t-2024-05" in source and "m-17" in source
+    versions = by_id(driver, "version", many=True)
+    assert [v.get_attribute("data-operation") for v in versions] == ["update", "create"]
+    diff = versions[0].find_element(By.CSS_SELECTOR, "[data-testid='diff']")
+    assert diff.find_element(By.TAG_NAME, "ins").text == "jasmine" and diff.find_element(By.TAG_NAME, "del").text == "green"
+    assert "she changed her mind" in versions[0].text
+    assert "answer-42" in by_id(driver, "recalls").text and "t-2024-06" in by_id(driver, "recalls").text
+    shot(driver, "detail-desktop")
+
+    by_id(driver, "forget").click()
+    by_id(driver, "reason-input").send_keys("ana asked to forget it")
+    by_id(driver, "confirm-action").click()
+    wait(driver, lambda d: by_id(d, "detail-status").text == "deleted")
+    versions = by_id(driver, "version", many=True)
+    assert versions[0].get_attribute("data-operation") == "forget"
+    assert "ana asked to forget it" in versions[0].text
+    assert "forget" in by_id(driver, "audit").text
+    assert memory.get(ids["tea"], ANA).status.value == "deleted"
+    driver.find_element(By.CSS_SELECTOR, "[data-tab='memories']").click()
+    wait(driver, lambda d: len(rows(d)) == 2 and "Prefers jasmine tea in the afternoon" not in rows(d))
+
+    by_id(driver, "restore").click()
+    by_id(driver, "reason-input").send_keys("by mistake")
+    by_id(driver, "confirm-action").click()
+    wait(driver, lambda d: by_id(d, "detail-status").text == "active")
+    wait(driver, lambda d: len(rows(d)) == 3)
+
+    by_id(driver, "edit").click()
+    content = by_id(driver, "edit-content")
+    content.clear()
+    content.send_keys("Prefers oolong tea in the afternoon")
+    by_id(driver, "reason-input").send_keys("new favourite")
+    by_id(driver, "confirm-action").click()
+    wait(driver, lambda d: by_id(d, "detail-content").text == "Prefers oolong tea in the afternoon")
+    assert memory.get(ids["tea"], ANA).version == 5
+    assert not driver.find_elements(By.CSS_SELECTOR, "[data-tab='approvals']")  # the server offers none
+    errors = [e for e in driver.get_log("browser") if e["level"] == "SEVERE" and "status of 401" not in e["message"]]
+    assert not errors, errors  # the 401 is the first call, before the key was given
+
+
+def test_personal_data_is_masked_until_revealed(server, browser):
+    base, _, _ = server
+    driver = browser
+    driver.set_window_size(1280, 800)
+    open_page(driver, base)
+    sign_in(driver)
+    pick_namespace(driver, "users / carl")
+    wait(driver, lambda d: rows(d) == ["Reach Carl at [EMAIL] or [PHONE#1]"])
+    by_id(driver, "memory-row", many=True)[0].click()
+    wait(driver, visible("pii-note"))
+    assert by_id(driver, "detail-content").text == "Reach Carl at [EMAIL] or [PHONE#1]"
+    assert "carl@example.com" not in driver.page_source and PHONE not in driver.page_source
+    shot(driver, "masked-desktop")
+    by_id(driver, "reveal").click()
+    by_id(driver, "reveal-reason").send_keys("support ticket 7")
+    by_id(driver, "confirm-reveal").click()
+    wait(driver, lambda d: by_id(d, "detail-content").text == f"Reach Carl at carl@example.com or {PHONE}")
+    assert "revealed" in by_id(driver, "pii-note").text
+
+
+def test_chinese_text_and_phone_width(server, browser):
+    base, _, _ = server
+    driver = browser
+    driver.set_window_size(390, 844)
+    open_page(driver, base, "lang=zh")
+    wait(driver, visible("key-form"))
+    assert "API 密钥" in by_id(driver, "key-form").text
+    by_id(driver, "key-input").send_keys(KEY)
+    by_id(driver, "key-form").submit()
+    wait(driver, lambda d: by_id(d, "tenant").text.startswith("租户: acme"))
+    assert driver.title == "engram 记忆查看器"
+    pick_namespace(driver, "users / 张三")
+    wait(driver, lambda d: rows(d) == ["用户喜欢简洁的报告"])
+    chips = by_id(driver, "memory-row", many=True)[0].text
+    assert "偏好" in chips and "有效" in chips
+    assert driver.execute_script("return document.documentElement.scrollWidth <= window.innerWidth")
+    shot(driver, "list-phone")
+    by_id(driver, "memory-row", many=True)[0].click()
+    wait(driver, visible("detail"))
+    assert "版本历史" in by_id(driver, "detail").text
+    assert driver.execute_script("return document.documentElement.scrollWidth <= window.innerWidth")
+    shot(driver, "detail-phone")
+    driver.set_window_size(1280, 800)
+
+
+def test_api_docs_render_without_the_internet(server, browser):
+    base, _, _ = server
+    browser.get(f"{base}/docs")
+    title = wait(browser, EC.visibility_of_element_located((By.CSS_SELECTOR, ".swagger-ui .info .title")))
+    assert title.text.startswith("engram")
+    loaded = browser.execute_script("return performance.getEntriesByType('resource').map(e => e.name)")
+    assert loaded and all(url.startswith(base) for url in loaded), loaded
+
+
+def test_panels_appear_only_when_the_server_offers_them(tmp_path, browser):
+    with Memory(SQLiteStore(str(tmp_path / "p.db")), embedder=FakeHashEmbedder()) as memory:
+        app = create_app(memory, api_keys=None, tenant="acme")
+        app.dependency_overrides[app.state.permissions_of] = lambda: ["review"]  # as issue 14's keys will say
+
+        @app.get("/v1/approvals")
+        def approvals() -> dict:
+            return {"items": [{"id": "ap-1", "content": "Remember Ana's allergy", "status": "pending"}]}
+
+        listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        listener.bind(("127.0.0.1", 0))
+        uv = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+        thread = threading.Thread(target=uv.run, kwargs={"sockets": [listener]}, daemon=True)
+        thread.start()
+        while not uv.started:
+            assert thread.is_alive(), "uvicorn stopped before it started"
+            time.sleep(0.02)
+        try:
+            browser.get(f"http://127.0.0.1:{listener.getsockname()[1]}/ui/?lang=en")
+            tab = wait(browser, visible("panel-approvals"))
+            assert tab.text == "Approvals"
+            assert not browser.find_elements(By.CSS_SELECTOR, "[data-testid='panel-samples']")
+            tab.click()
+            wait(browser, lambda d: "Remember Ana's allergy" in by_id(d, "tab-approvals").text)
+            assert "status: pending" in by_id(browser, "tab-approvals").text
+        finally:
+            uv.should_exit = True
+            thread.join()
