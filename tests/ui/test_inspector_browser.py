@@ -60,21 +60,6 @@ def seed(memory: Memory) -> dict[str, str]:
     return {"tea": tea.id}
 
 
-def stand_in_for_audited_reveal(app, memory: Memory) -> None:
-    """The key's "reveal" permission and POST /v1/memories/{id}/reveal come with issue 14
-    (governance); until they land, the test app offers the same contract."""
-    from engram.pii import reveal
-
-    app.dependency_overrides[app.state.permissions_of] = lambda: ["reveal"]
-
-    @app.post("/v1/memories/{record_id}/reveal")
-    def revealed(record_id: str, body: dict) -> dict:
-        assert body["reason"]
-        record = memory.get(record_id, Scope("acme"))
-        return {"id": record.id, "version": record.version, "content": reveal(record.content, record.metadata),
-                "reply_to": record.source.reply_to, "metadata": {}, "revealed": ["[PHONE#1]"], "masked": []}
-
-
 @pytest.fixture(scope="module")
 def server() -> Iterator[tuple[str, dict[str, str], Memory]]:
     saved = os.environ.get("ENGRAM_ENCRYPTION_KEY")
@@ -83,8 +68,7 @@ def server() -> Iterator[tuple[str, dict[str, str], Memory]]:
     memory = Memory(SQLiteStore(str(Path(folder) / "ui.db")), embedder=FakeHashEmbedder(), clock=FakeClock(),
                     settings=Settings(auto_worker=False))
     ids = seed(memory)
-    app = create_app(memory, api_keys={KEY: "acme"})
-    stand_in_for_audited_reveal(app, memory)
+    app = create_app(memory, api_keys={KEY: "acme[reveal]"})  # the key may reveal (audited): issue 14
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     listener.bind(("127.0.0.1", 0))
     port = listener.getsockname()[1]
@@ -297,13 +281,14 @@ def test_api_docs_render_without_the_internet(server, browser):
 
 
 def test_panels_appear_only_when_the_server_offers_them(tmp_path, browser):
-    with Memory(SQLiteStore(str(tmp_path / "p.db")), embedder=FakeHashEmbedder()) as memory:
-        app = create_app(memory, api_keys=None, tenant="acme")
-        app.dependency_overrides[app.state.permissions_of] = lambda: ["review"]  # as issue 14's keys will say
+    from engram.errors import PendingApprovalError
+    from engram.governance.rules import ApprovalRule, ApprovalRules
 
-        @app.get("/v1/approvals")
-        def approvals() -> dict:
-            return {"items": [{"id": "ap-1", "content": "Remember Ana's allergy", "status": "pending"}]}
+    rules = ApprovalRules((ApprovalRule("org memory", namespaces=("orgs/*",)),))
+    with Memory(SQLiteStore(str(tmp_path / "p.db")), embedder=FakeHashEmbedder(), approvals=rules) as memory:
+        with pytest.raises(PendingApprovalError):  # held for a reviewer: GET /v1/approvals lists it
+            memory.remember("Remember Ana's allergy", Scope.for_org("acme", "acme"))
+        app = create_app(memory, api_keys=None, tenant="acme")  # single-tenant: the caller may review
 
         listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         listener.bind(("127.0.0.1", 0))
@@ -316,8 +301,8 @@ def test_panels_appear_only_when_the_server_offers_them(tmp_path, browser):
         try:
             browser.get(f"http://127.0.0.1:{listener.getsockname()[1]}/ui/?lang=en")
             tab = wait(browser, visible("panel-approvals"))
-            assert tab.text == "Approvals"
-            assert not browser.find_elements(By.CSS_SELECTOR, "[data-testid='panel-samples']")
+            assert tab.text == "Approvals" and by_id(browser, "panel-samples").text == "Write accuracy"
+            assert not browser.find_elements(By.CSS_SELECTOR, "[data-testid='panel-conversations']")  # no /v1/threads
             tab.click()
             wait(browser, lambda d: "Remember Ana's allergy" in by_id(d, "tab-approvals").text)
             assert "status: pending" in by_id(browser, "tab-approvals").text
