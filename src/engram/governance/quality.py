@@ -74,8 +74,9 @@ def sample_writes(
             if (event.record_id and event.version and event.namespace[: len(scope.namespace)] == scope.namespace
                     and (actor is None or fnmatchcase(event.actor, actor))):
                 written[(event.record_id, event.version)] = event
-    queued = core.store.write_samples(tenant, SampleQuery(namespace=scope.namespace, written_after=since, limit=_ALL))
-    pool = sorted(key for key in written if key not in {(s.record_id, s.version) for s in queued})
+    queued = {(s.record_id, s.version) for s in core.store.write_samples(
+        tenant, SampleQuery(namespace=scope.namespace, written_after=since, limit=_ALL))}
+    pool = sorted(key for key in written if key not in queued)
     chosen = (rng or random.Random()).sample(pool, min(n, len(pool)))
     samples = tuple(WriteSample(new_id(), tenant, record_id, version, written[(record_id, version)].namespace,
                                 written[(record_id, version)].actor, written[(record_id, version)].at, now)

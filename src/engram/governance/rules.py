@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import json
 import tomllib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from fnmatch import fnmatchcase
@@ -160,8 +160,9 @@ class ApprovalRule:
 
 
 def _tuple(value: Any) -> tuple[Any, ...]:
-    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
-        value = (value,) if isinstance(value, (str, bytes, Kind, Sensitivity, Operation)) else tuple(value)
+    """One value or several (a string is one value)."""
+    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+        return (value,)
     return tuple(value)
 
 
