@@ -11,6 +11,10 @@ PINNED = {
     # the write path's public types (issue 10)
     "AddEvent", "AddResult", "ImportResult", "Job", "JobStatus", "MaintenanceReport", "PIIForbiddenError",
     "PIIPolicies", "PIIPolicy",
+    # governance (issue 14)
+    "ApprovalRule", "ApprovalRules", "KeyProvider", "KeyStatus", "PendingApprovalError", "PendingChange",
+    "PendingStatus", "Provenance", "QualityReport", "Recall", "RecallEvent", "RecallTrace", "Revealed", "Rotation",
+    "Verdict", "WriteSample",
 }
 
 

@@ -31,11 +31,17 @@ from .errors import (
     MigrationError,
     NotAnEngramDatabaseError,
     NotFoundError,
+    PendingApprovalError,
     PermissionDeniedError,
     PIIForbiddenError,
     StorageError,
     ValidationError,
 )
+from .governance.keys import KeyStatus, Revealed, Rotation
+from .governance.quality import QualityReport
+from .governance.recalls import Provenance, Recall, RecallTrace
+from .governance.rules import ApprovalRule, ApprovalRules
+from .governance.values import PendingChange, PendingStatus, RecallEvent, Verdict, WriteSample
 from .jsonl import ImportResult
 from .maintenance import MaintenanceReport
 from .memory import Memory
@@ -57,7 +63,7 @@ from .model import (
     Status,
     Version,
 )
-from .pii import PIIPolicies, PIIPolicy
+from .pii import KeyProvider, PIIPolicies, PIIPolicy
 from .pipeline.run import AddEvent, AddResult
 from .search.context import ContextBlock
 from .writes import MemoryDraft
@@ -67,6 +73,8 @@ __version__ = "0.1.0"
 __all__ = [
     "AddEvent",
     "AddResult",
+    "ApprovalRule",
+    "ApprovalRules",
     "AuditEvent",
     "BenchmarkDataError",
     "Clock",
@@ -87,6 +95,8 @@ __all__ = [
     "InvalidValueError",
     "Job",
     "JobStatus",
+    "KeyProvider",
+    "KeyStatus",
     "Kind",
     "LLMError",
     "LLMRateLimitError",
@@ -105,8 +115,18 @@ __all__ = [
     "PIIPolicies",
     "PIIPolicy",
     "Page",
+    "PendingApprovalError",
+    "PendingChange",
+    "PendingStatus",
     "PermissionDeniedError",
     "Policy",
+    "Provenance",
+    "QualityReport",
+    "Recall",
+    "RecallEvent",
+    "RecallTrace",
+    "Revealed",
+    "Rotation",
     "Scope",
     "SearchHit",
     "Sensitivity",
@@ -119,7 +139,9 @@ __all__ = [
     "SystemClock",
     "USEEmbedder",
     "ValidationError",
+    "Verdict",
     "Version",
     "WriteIntent",
+    "WriteSample",
     "__version__",
 ]
