@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, overload
 
 from ..errors import InvalidValueError
 from ..model import (
@@ -60,12 +60,25 @@ def to_epoch(moment: datetime | None) -> float | None:
     return None if moment is None else moment.timestamp()
 
 
+@overload
+def from_epoch(value: float) -> datetime: ...
+@overload
+def from_epoch(value: None) -> None: ...
+@overload
+def from_epoch(value: float | None) -> datetime | None: ...
 def from_epoch(value: float | None) -> datetime | None:
     return None if value is None else datetime.fromtimestamp(value, tz=UTC)
 
 
 def _iso(moment: datetime | None) -> str | None:
     return None if moment is None else moment.isoformat()
+
+
+def _required_iso(value: str | None, what: str) -> datetime:
+    moment = _from_iso(value, what)
+    if moment is None:
+        raise InvalidValueError(f"{what} is required, got null")
+    return moment
 
 
 def _from_iso(value: str | None, what: str) -> datetime | None:
@@ -144,11 +157,11 @@ def record_from_data(data: dict[str, Any]) -> MemoryRecord:
             sensitivity=parse_enum(Sensitivity, data.get("sensitivity", "normal"), "sensitivity"),
             status=parse_enum(Status, data.get("status", "active"), "status"),
             version=int(data.get("version", 1)),
-            valid_from=_from_iso(data["valid_from"], "valid_from"),
+            valid_from=_required_iso(data["valid_from"], "valid_from"),
             valid_to=_from_iso(data.get("valid_to"), "valid_to"),
             expires_at=_from_iso(data.get("expires_at"), "expires_at"),
-            created_at=_from_iso(data["created_at"], "created_at"),
-            updated_at=_from_iso(data["updated_at"], "updated_at"),
+            created_at=_required_iso(data["created_at"], "created_at"),
+            updated_at=_required_iso(data["updated_at"], "updated_at"),
             last_accessed_at=_from_iso(data.get("last_accessed_at"), "last_accessed_at"),
             access_count=int(data.get("access_count", 0)),
             source=Source(
@@ -188,7 +201,7 @@ def version_from_data(data: dict[str, Any]) -> Version:
             version=int(data["version"]),
             operation=parse_enum(Operation, data["operation"], "operation"),
             actor=str(data["actor"]),
-            at=_from_iso(data["at"], "at"),
+            at=_required_iso(data["at"], "at"),
             reason=data.get("reason"),
             record=None if snapshot is None else record_from_data(snapshot),
         )
