@@ -9,7 +9,15 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 
 console = Console()
 
@@ -33,7 +41,7 @@ class RichProgress:
 
     def __init__(self, progress: Progress) -> None:
         self.progress = progress
-        self.task = None
+        self.task: TaskID | None = None
 
     def start(self, label: str, total: int) -> None:
         if self.task is not None:

@@ -154,7 +154,8 @@ def parse_longmemeval_date(text: str) -> datetime | None:
     if not match:
         return None
     try:
-        return datetime(*(int(part) for part in match.groups()), tzinfo=UTC)
+        year, month, day, hour, minute = (int(part) for part in match.groups())
+        return datetime(year, month, day, hour, minute, tzinfo=UTC)
     except ValueError:
         return None
 
@@ -373,9 +374,9 @@ def load_madial(path: str | Path, *, memory_path: str | Path | None = None) -> D
     units = []
     for user, queries in sorted(queries_by_user.items()):
         docs = by_user.get(user, [])
-        missing = [q for q in queries if not q.gold <= {d.id for d in docs}]
-        if missing:
-            raise _bad(dialogue_file, f"dialogue {missing[0].id}", f"relevant memories are not user {user}'s")
+        strays = [q for q in queries if not q.gold <= {d.id for d in docs}]
+        if strays:
+            raise _bad(dialogue_file, f"dialogue {strays[0].id}", f"relevant memories are not user {user}'s")
         units.append(Unit(f"user-{user}", tuple(docs), tuple(queries)))
     lang = "zh" if "_zh_" in dialogue_file.name else "en" if "_en_" in dialogue_file.name else "?"
     notes = {"memory_file": str(memory_file), "language": lang, "memory_owner": owner_source}

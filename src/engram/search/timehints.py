@@ -80,14 +80,14 @@ def _absolute(kind: str, groups: tuple[str, ...]) -> TimeWindow | None:
         year, month, day = (int(g) for g in groups)
         return _day_window(_day(year, month, day))
     if kind == "dmy":
-        day, month, year = groups
-        return _day_window(_day(int(year), _MONTHS[month.lower()], int(day)))
+        day_text, month_name, year_text = groups
+        return _day_window(_day(int(year_text), _MONTHS[month_name.lower()], int(day_text)))
     if kind == "mdy":
-        month, day, year = groups
-        return _day_window(_day(int(year), _MONTHS[month.lower()], int(day)))
+        month_name, day_text, year_text = groups
+        return _day_window(_day(int(year_text), _MONTHS[month_name.lower()], int(day_text)))
     if kind == "my":
-        month, year = groups
-        return _month_window(int(year), _MONTHS[month.lower()])
+        month_name, year_text = groups
+        return _month_window(int(year_text), _MONTHS[month_name.lower()])
     year, month = (int(g) for g in groups)
     return _month_window(year, month)
 
