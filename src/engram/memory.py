@@ -21,6 +21,7 @@ from .config import Settings
 from .core import Change, Policy, WriteCore, WriteIntent, superseding
 from .embed import Embedder, make_embedder
 from .embed.reindex import reindex_store
+from .episodes.facade import EpisodesFacade
 from .errors import ConflictError, InvalidValueError, NotFoundError, PermissionDeniedError
 from .filters import record_filter
 from .governance.facade import GovernanceFacade
@@ -65,11 +66,13 @@ _PAGE = 500
 __all__ = ["DEFAULT_ACTOR", "Memory", "Policy", "WriteIntent"]
 
 
-class Memory(GovernanceFacade):
+class Memory(GovernanceFacade, EpisodesFacade):
     """Long-term memory over one store. Thread-safe; open one per process.
 
     Governance (approvals, recall ids and answers, write accuracy, quality metrics,
-    keys and reveal) comes from ``GovernanceFacade`` (engram/governance/facade.py)."""
+    keys and reveal) comes from ``GovernanceFacade`` (engram/governance/facade.py);
+    past conversations, episodes and consolidation from ``EpisodesFacade``
+    (engram/episodes/facade.py)."""
 
     def __init__(
         self,
@@ -196,9 +199,12 @@ class Memory(GovernanceFacade):
         """Turn conversation turns into memories: trigger → extract → gate → PII →
         reconcile → write (one transaction). With ``background=True`` it returns at
         once with a job id; a worker (started on demand in this process, or
-        `engram worker`) does the rest."""
+        `engram worker`) does the rest. The turns are kept in their thread too
+        (``search_past_conversations``) unless ``settings.episodes`` is off."""
         _check_scope(scope)
         turns = normalize_messages(messages, message_ids)
+        if self.settings.episodes:
+            self.record_turns(turns, scope, thread_id=thread_id)
         if not background:
             return self.run_add(turns, scope, thread_id=thread_id, actor=actor, force=force)
         job = jobs.enqueue(self.core, turns, scope, thread_id, actor, force)
@@ -228,8 +234,12 @@ class Memory(GovernanceFacade):
         """Drain background jobs in a daemon thread of this process (idempotent)."""
         with self._worker_lock:
             if self._worker is None:
+                schedules = self.consolidation_schedules()
+                clock = self.schedule_clock(schedules) if schedules else None
+                tick = (lambda: self.run_due_consolidations(clock)) if clock is not None else None
                 self._worker = jobs.Worker(self.core, lambda: self.pipeline, self.maintain,
-                                           maintenance_interval_s=self.settings.maintenance_interval_s).start()
+                                           maintenance_interval_s=self.settings.maintenance_interval_s,
+                                           tick=tick).start()
 
     def stop_worker(self) -> None:
         with self._worker_lock:
@@ -530,6 +540,7 @@ class Memory(GovernanceFacade):
         ``maintenance_interval_s``."""
         report = maintenance.maintain(self.core)
         self.expire_pending()
+        self.drop_expired_turns()
         return report
 
     def reindex(self, *, batch_size: int = 256, progress: Callable[[int, int], None] | None = None) -> int:
