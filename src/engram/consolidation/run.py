@@ -154,6 +154,10 @@ class Consolidator:
             return ScopeReport(scope.tenant, scope.namespace, "nothing", after_seq=watermark, upto_seq=watermark)
         if not dry_run:
             audit = [_with_turns(a, watermark, upto) for a in deferred.audit]
+            if turns and not any(a.operation is Operation.EXTRACT for a in audit):
+                audit.append(AuditDraft(actor=ACTOR, operation=Operation.EXTRACT, at=now, namespace=scope.namespace,
+                                        detail={"consolidated_turns": {"after_seq": watermark, "upto_seq": upto},
+                                                "events": {}}))
             moves = (WatermarkMove(scope.namespace, watermark, upto, now),) if turns else ()
             self.core.commit(deferred.admitted + episode_admitted,
                              tenant=scope.tenant, audit=audit,

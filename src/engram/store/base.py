@@ -211,6 +211,8 @@ class Store(Protocol):
 
     def turn_scopes(self, tenant: str) -> list[tuple[str, ...]]: ...
 
+    def turn_tenants(self) -> list[str]: ...
+
     def scope_lease(self, tenant: str, namespace: tuple[str, ...], holder: str, now: datetime,
                     seconds: float) -> AbstractContextManager[bool]:
         """Leader lock of one scope's consolidation: yields True to the one holder

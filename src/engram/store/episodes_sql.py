@@ -300,8 +300,13 @@ class EpisodeReads:
 
     _episode_tables: Tables
 
-    def _episode_rows(self, tenant: str, sql: str, params: Sequence[Any]) -> list[Any]:
+    def _episode_rows(self, tenant: str | None, sql: str, params: Sequence[Any]) -> list[Any]:
+        """Rows of one tenant's transaction (None: the read-only every-tenant read)."""
         raise NotImplementedError
+
+    def turn_tenants(self) -> list[str]:
+        t = self._episode_tables
+        return [row[0] for row in self._episode_rows(None, f"SELECT DISTINCT {t.tenant} FROM {t.turns} ORDER BY 1", [])]
 
     def turns(self, tenant: str, query: TurnQuery) -> list[Turn]:
         t = self._episode_tables
@@ -340,7 +345,7 @@ class EpisodeReads:
             sql += f" AND last_at < {t.p}"
             params.append(t.time(query.idle_before))
         if query.unsummarized:
-            sql += " AND (episode_id IS NULL OR summarized_at < last_at)"
+            sql += " AND (episode_id IS NULL OR summarized_at <= last_at)"
         sql += f" ORDER BY last_at DESC, id LIMIT {t.p}"
         params.append(query.limit)
         return [thread_from_row(tenant, row) for row in self._episode_rows(tenant, sql, params)]

@@ -442,7 +442,7 @@ class PostgresStore(episodes.EpisodeReads):
 
     # -- episodes (store/episodes_sql.py) --------------------------------------------------------
 
-    def _episode_rows(self, tenant: str, sql: str, params: Sequence[Any]) -> list[Any]:
+    def _episode_rows(self, tenant: str | None, sql: str, params: Sequence[Any]) -> list[Any]:
         return self._read(tenant, sql, params)
 
     @contextmanager

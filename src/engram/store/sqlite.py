@@ -414,7 +414,7 @@ class SQLiteStore(episodes.EpisodeReads):
 
     _episode_tables = _EPISODES
 
-    def _episode_rows(self, tenant: str, sql: str, params: Sequence[Any]) -> list[Any]:
+    def _episode_rows(self, tenant: str | None, sql: str, params: Sequence[Any]) -> list[Any]:
         return self._read(sql, params)
 
     @contextmanager
