@@ -170,7 +170,7 @@ class Consolidator:
 
     def _budgeted(self, turns: list[Turn]) -> list[Turn]:
         """The oldest turns that fit the token budget (at least one)."""
-        spent, out = 0, []
+        spent, out = 0, list[Turn]()
         for turn in turns:
             cost = len(turn.content) // CHARS_PER_TOKEN + 4
             if out and spent + cost > self.budget_tokens:

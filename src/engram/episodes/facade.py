@@ -82,9 +82,11 @@ class EpisodesFacade:
     # -- consolidation ------------------------------------------------------------------------
 
     def consolidator(self, *, budget_tokens: int | None = None, holder: str | None = None) -> Consolidator:
-        extra = {"holder": holder} if holder else {}
-        return Consolidator(self.core, lambda: self.pipeline, llm=self._llm, idle_gap=self._idle_gap,
-                            budget_tokens=budget_tokens or self.settings.consolidation_budget_tokens, **extra)
+        consolidator = Consolidator(self.core, lambda: self.pipeline, llm=self._llm, idle_gap=self._idle_gap,
+                                    budget_tokens=budget_tokens or self.settings.consolidation_budget_tokens)
+        if holder:
+            consolidator.holder = holder
+        return consolidator
 
     def consolidate(
         self, *, tenant: str | None = None, scope: Scope | None = None, dry_run: bool = False,

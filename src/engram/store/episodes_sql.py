@@ -285,14 +285,20 @@ def _drop_before(conn: Any, t: Tables, tenant: str, cutoff: datetime) -> None:
 
 def turn_from_row(tenant: str, row: Sequence[Any]) -> Turn:
     seq, namespace, thread_id, role, name, content, message_id, at, metadata, terms = row[:10]
-    return Turn(tenant, int(seq), namespace_from_key(namespace), thread_id, role, content, as_time(at),
-                message_id, name, _json(metadata), terms)  # type: ignore[arg-type]
+    return Turn(tenant, int(seq), namespace_from_key(namespace), thread_id, role, content, _when(at),
+                message_id, name, _json(metadata), terms)
 
 
 def thread_from_row(tenant: str, row: Sequence[Any]) -> Thread:
     namespace, thread_id, started, last, turns, metadata, episode_id, summarized = row[:8]
-    return Thread(tenant, namespace_from_key(namespace), thread_id, as_time(started), as_time(last),  # type: ignore[arg-type]
+    return Thread(tenant, namespace_from_key(namespace), thread_id, _when(started), _when(last),
                   int(turns), _json(metadata), episode_id, as_time(summarized))
+
+
+def _when(value: Any) -> datetime:
+    moment = as_time(value)
+    assert moment is not None, "a NOT NULL time column read as NULL"
+    return moment
 
 
 class EpisodeReads:

@@ -454,7 +454,8 @@ class PostgresStore(episodes.EpisodeReads):
             raise StorageError("the store is closed")
         key = f"engram.consolidate.{self.schema}.{tenant}\x1f{namespace_key(namespace)}"
         with self._pool.connection() as conn:
-            got = bool(conn.execute("SELECT pg_try_advisory_lock(hashtextextended(%s, 0))", (key,)).fetchone()[0])
+            row = conn.execute("SELECT pg_try_advisory_lock(hashtextextended(%s, 0))", (key,)).fetchone()
+            got = bool(row and row[0])
             try:
                 yield got
             finally:
