@@ -300,19 +300,23 @@ def superseding(
     """A fact replaced by a newer one: the new record (linked back) and the old one
     retired as superseded, valid until ``at``. The one way anything supersedes."""
     new = replace(new, supersedes=old.id)
+    # a change stated to have happened earlier ("last month") ends the old fact then, not now
+    ended = new.valid_from if old.valid_from < new.valid_from < at else at
     return [
         Change(Operation.CREATE, new, None, actor, reason, {**(detail or {}), "supersedes": old.id},
                vector=vector, vector_text=vector_text),
-        retired_by(old, new.id, actor=actor, reason=reason, at=at, detail=detail),
+        retired_by(old, new.id, actor=actor, reason=reason, at=at, detail=detail, valid_to=ended),
     ]
 
 
 def retired_by(
     old: MemoryRecord, successor_id: str, *, actor: str, reason: str | None, at: datetime,
-    detail: Mapping[str, Any] | None = None,
+    detail: Mapping[str, Any] | None = None, valid_to: datetime | None = None,
 ) -> Change:
-    """The old record as superseded by ``successor_id`` (which may already exist)."""
-    retired = retire(old, Status.SUPERSEDED, at, valid_to=min(old.valid_to, at) if old.valid_to else at,
+    """The old record as superseded by ``successor_id`` (which may already exist), valid
+    until ``valid_to`` (default ``at``)."""
+    ended = valid_to or at
+    retired = retire(old, Status.SUPERSEDED, at, valid_to=min(old.valid_to, ended) if old.valid_to else ended,
                      superseded_by=successor_id)
     return Change(Operation.SUPERSEDE, retired, old, actor, reason, {**(detail or {}), "superseded_by": successor_id})
 

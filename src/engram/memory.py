@@ -380,16 +380,23 @@ class Memory(GovernanceFacade, EpisodesFacade):
         created_before: datetime | None = None,
         statuses: Sequence[Status | str] | Status | str | None = (Status.ACTIVE,),
         retriever: str | None = None,
+        as_of: datetime | None = None,
     ) -> list[SearchHit]:
-        """Hybrid search inside a scope; each hit carries its score and why."""
+        """Hybrid search inside a scope; each hit carries its score and why. ``as_of``:
+        what was valid at that moment (superseded and expired versions then current
+        included, forgotten ones not)."""
         if not isinstance(query, str) or not query.strip():
             raise InvalidValueError("query must be a non-empty string")
         _check_positive(k, "k")
-        now = self.clock.now()
+        now = self.clock.now() if as_of is None else _as_of(as_of)
+        if as_of is not None and statuses == (Status.ACTIVE,):
+            statuses = (Status.ACTIVE, Status.SUPERSEDED, Status.EXPIRED)
         where = _valid_now(record_filter(
             scope, include_descendants=include_descendants, kinds=kinds, statuses=statuses, category=category,
             tags=tags, metadata=metadata, created_after=created_after, created_before=created_before,
         ), now)
+        if as_of is not None:
+            where = replace(where, valid_at=now)
         settings = self.settings.retrieval()
         if retriever is not None:
             settings = replace(settings, retriever=cast(Retriever, retriever))  # RetrievalSettings checks it
@@ -408,14 +415,16 @@ class Memory(GovernanceFacade, EpisodesFacade):
         thread_id: str | None = None,
         actor: str = DEFAULT_ACTOR,
         language: str = "auto",
+        as_of: datetime | None = None,
     ) -> ContextBlock:
         """The block to inject into a prompt, from one scope or several (e.g. user +
         org). Which memories served it is written to the audit, and the block's
-        ``recall_id`` links the answer later (``answered``)."""
+        ``recall_id`` links the answer later (``answered``). ``as_of``: the memories
+        valid at that moment (see ``search``)."""
         _check_positive(budget_tokens, "budget_tokens")
         scopes = [scope] if isinstance(scope, Scope) else list(scope)
         started = time.perf_counter()
-        hits = [hit for s in scopes for hit in self.search(query, s, k=k, min_score=min_score)]
+        hits = [hit for s in scopes for hit in self.search(query, s, k=k, min_score=min_score, as_of=as_of)]
         hits.sort(key=lambda hit: (-hit.score, hit.record.id))
         block = build_context(hits, query, budget_tokens, language)
         if self.settings.record_recalls:
@@ -608,6 +617,12 @@ def _check_positive(value: Any, what: str) -> None:
 def _valid_now(where: RecordFilter, now: datetime) -> RecordFilter:
     """The one validity rule of reads: asking for active records means active and valid now."""
     return replace(where, valid_at=now) if where.statuses == (Status.ACTIVE,) else where
+
+
+def _as_of(moment: Any) -> datetime:
+    if not isinstance(moment, datetime):
+        raise InvalidValueError(f"as_of must be a timezone-aware datetime, got {moment!r}")
+    return utc(moment)
 
 
 def _is_postgres(target: str) -> bool:
