@@ -29,7 +29,7 @@ def test_search_and_context_as_of_answer_what_was_valid_then(backend):
     memory = backend.memory(clock=clock)
     old = memory.remember("Expense approval is single-level", ALICE)
     clock.advance(days=156)  # 2026-06-15
-    retired, new = memory.supersede(old.id, ALICE, "Expense approval is two-level",
+    retired, _new = memory.supersede(old.id, ALICE, "Expense approval is two-level",
                                     valid_from=datetime(2026, 5, 1, tzinfo=UTC))
     assert retired.valid_to == datetime(2026, 5, 1, tzinfo=UTC)  # the old rule ended when the new one began
 
