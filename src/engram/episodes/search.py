@@ -58,6 +58,15 @@ class SearchOptions:
 
 
 def search_turns(core: WriteCore, scope: Scope, query: str, options: SearchOptions) -> list[ThreadExcerpt]:
+    ranked = rank_turns(core, scope, query, options)
+    turns = {turn.seq: turn for turn, _ in ranked}
+    scores = {turn.seq: score for turn, score in ranked}
+    return _excerpts(core, scope, [turn.seq for turn, _ in ranked], turns, scores, options)
+
+
+def rank_turns(core: WriteCore, scope: Scope, query: str, options: SearchOptions) -> list[tuple[Turn, float]]:
+    """Every candidate turn with its fused score, best first (the turn-level ranking
+    the excerpts are built from)."""
     if not isinstance(query, str) or not query.strip():
         raise InvalidValueError("query must be a non-empty string")
     if options.k <= 0 or options.window < 0:
@@ -72,7 +81,7 @@ def search_turns(core: WriteCore, scope: Scope, query: str, options: SearchOptio
             scope.namespace, descendants=options.descendants, seqs=tuple(missing), limit=len(missing)))})
     ranked = sorted((seq for seq in scores if seq in turns and _said_before(turns[seq], options.before)),
                     key=lambda seq: (-scores[seq], -seq))
-    return _excerpts(core, scope, ranked, turns, scores, options)
+    return [(turns[seq], scores[seq]) for seq in ranked]
 
 
 def _said_before(turn: Turn, before: datetime | None) -> bool:
