@@ -96,6 +96,8 @@ def consolidate(
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the diff it would apply; write nothing")] = False,
     budget_tokens: Annotated[int | None, typer.Option(help="Turn tokens read per scope at most")] = None,
     all_tenants: Annotated[bool, typer.Option("--all-tenants", help="Every tenant (default: --tenant)")] = False,
+    agent_mode: Annotated[bool, typer.Option("--agent", help="Extract with a LangGraph agent over the LLM of "
+                                                             "OPENAI_BASE_URL / OPENAI_API_KEY / LLM_MODEL")] = False,
     db: DbOption = None, tenant: TenantOption = "default", user: UserOpt = None, agent: AgentOption = None,
     ns: NsOption = None, json_out: JsonOption = False,
 ) -> None:
@@ -103,9 +105,14 @@ def consolidate(
     (each scope from its watermark on; actor 'consolidator')."""
     scoped = user is not None or agent is not None or ns is not None
     scope = run(lambda: scope_from(tenant, user, agent, ns)) if scoped else None
+    model = None
+    if agent_mode:
+        from ..integrations.langgraph.chat_model import chat_model_from_env
+
+        model = run(chat_model_from_env)
     with opened(db) as memory:
         report = run(lambda: memory.consolidate(tenant=None if all_tenants else tenant, scope=scope,
-                                                dry_run=dry_run, budget_tokens=budget_tokens))
+                                                dry_run=dry_run, budget_tokens=budget_tokens, agent=model))
     if json_out:
         print_json(consolidation_data(report))
         return

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import socket
 import uuid
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
@@ -30,6 +31,7 @@ from ..llm.base import LLM, TokenUsage
 from ..model import Message, Operation, Scope
 from ..pipeline.run import AddEvent, AddRun, Pipeline
 from ..store.base import AuditDraft
+from .agent import ConsolidationAgent
 
 ACTOR = "consolidator"
 CHARS_PER_TOKEN = 4
@@ -105,6 +107,7 @@ class Consolidator:
     lease_seconds: float = 900.0
     holder: str = field(default_factory=lambda: f"{socket.gethostname()}:{uuid.uuid4().hex[:8]}")
     embed_turns: bool = True
+    agent_model: Any = None  # a LangChain chat model with tools: the LLM (agent) variant of the extraction step
 
     def run(self, tenant: str | None = None, scope: tuple[str, ...] | None = None, *,
             dry_run: bool = False) -> ConsolidationReport:
@@ -139,16 +142,26 @@ class Consolidator:
         turns = self._budgeted(store.turns(scope.tenant, TurnQuery(scope.namespace, after_seq=watermark,
                                                                     limit=MAX_TURNS_READ)))
         deferred = _Deferred(self.core)
-        events: tuple[AddEvent, ...] = ()
+        extracted: list[Diff] = []
         usage = TokenUsage()
-        if turns:
+        if turns and self.agent_model is not None:
+            plan = ConsolidationAgent(self.core, scope, self.agent_model, turns, ACTOR).run()
+            deferred.admitted += plan.admitted
+            extracted = [Diff(op, content, record_id, target, reason) for op, content, record_id, target, reason
+                         in plan.diff]
+            usage = plan.usage
+            deferred.audit.append(AuditDraft(
+                actor=ACTOR, operation=Operation.EXTRACT, at=now, namespace=scope.namespace,
+                detail={"extractor": "agent", "events": dict(Counter(d.operation for d in extracted)),
+                        "prompt_tokens": usage.prompt_tokens, "completion_tokens": usage.completion_tokens}))
+        elif turns:
             threads = {t.thread_id for t in turns}
             run = AddRun(deferred, self.pipeline(), scope, next(iter(threads)) if len(threads) == 1 else None, ACTOR)
             result = run.run([_message(t) for t in turns], force=True)
-            events, usage = result.events, result.usage
+            extracted, usage = [_diff(e) for e in result.events], result.usage
         episode_admitted, episode_diff, links, episode_usage = self._episodes(scope, now)
         upto = turns[-1].seq if turns else watermark
-        diff = (*(_diff(e) for e in events), *episode_diff)
+        diff = (*extracted, *episode_diff)
         status = "dry-run" if dry_run else "done"
         if not turns and not links:
             return ScopeReport(scope.tenant, scope.namespace, "nothing", after_seq=watermark, upto_seq=watermark)

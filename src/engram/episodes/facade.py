@@ -81,26 +81,33 @@ class EpisodesFacade:
 
     # -- consolidation ------------------------------------------------------------------------
 
-    def consolidator(self, *, budget_tokens: int | None = None, holder: str | None = None) -> Consolidator:
+    def consolidator(self, *, budget_tokens: int | None = None, holder: str | None = None,
+                     agent: Any = None) -> Consolidator:
+        """``agent``: a LangChain chat model that calls tools; the extraction step is then
+        a LangGraph agent (consolidation/agent.py) instead of the pipeline's extractor."""
         consolidator = Consolidator(self.core, lambda: self.pipeline, llm=self._llm, idle_gap=self._idle_gap,
-                                    budget_tokens=budget_tokens or self.settings.consolidation_budget_tokens)
+                                    budget_tokens=budget_tokens or self.settings.consolidation_budget_tokens,
+                                    agent_model=agent)
         if holder:
             consolidator.holder = holder
         return consolidator
 
     def consolidate(
         self, *, tenant: str | None = None, scope: Scope | None = None, dry_run: bool = False,
-        budget_tokens: int | None = None,
+        budget_tokens: int | None = None, agent: Any = None,
     ) -> ConsolidationReport:
         """Consolidate new turns (after each scope's watermark) into memories and idle
         threads into episodes, as actor ``consolidator``; ``dry_run`` writes nothing and
-        reports the diff it would apply. ``scope`` limits it to a namespace and below."""
+        reports the diff it would apply. ``scope`` limits it to a namespace and below.
+        ``agent`` (a LangChain chat model with tools) runs the extraction as a LangGraph
+        agent; without it the pipeline's extractor runs (rules offline, the LLM when
+        configured). Both write through the one write core."""
         if budget_tokens is not None:
             _check_positive(budget_tokens, "budget_tokens")
         if scope is not None:
             _check_scope(scope)
             tenant = scope.tenant
-        return self.consolidator(budget_tokens=budget_tokens).run(
+        return self.consolidator(budget_tokens=budget_tokens, agent=agent).run(
             tenant, scope.namespace if scope is not None else None, dry_run=dry_run)
 
     def consolidation_schedules(self) -> list[Schedule]:
