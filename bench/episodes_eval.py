@@ -40,7 +40,7 @@ from engram.search.context import estimate_tokens
 from engram.store.sqlite import SQLiteStore
 
 SCOPE = Scope("bench", ("users", "u"))
-MODES = ("turns", "memories", "both")
+MODES = ("turns-bm25", "turns", "memories", "both")
 
 
 @dataclass
@@ -88,9 +88,8 @@ def memory_items(memory: Memory, query: str, k: int, session_docs: dict[str, dic
     return items
 
 
-def turn_items(memory: Memory, query: str, k: int) -> list[Item]:
-    ranked = rank_turns(memory.core, SCOPE, query, SearchOptions(k=k, lexical_weight=memory.settings.lexical_weight,
-                                                                 embed_limit=0))
+def turn_items(memory: Memory, query: str, k: int, lexical_weight: float) -> list[Item]:
+    ranked = rank_turns(memory.core, SCOPE, query, SearchOptions(k=k, lexical_weight=lexical_weight, embed_limit=0))
     return [Item(t.content, frozenset({t.message_id or ""}), frozenset({t.thread_id})) for t, _ in ranked[:k]]
 
 
@@ -105,6 +104,7 @@ def fused(first: Sequence[Item], second: Sequence[Item], k: int) -> list[Item]:
 
 def evaluate(dataset: Dataset, embedder, ks: Sequence[int], limit_units: int | None) -> dict:
     rows: dict[str, dict[int, list[dict[str, float]]]] = {m: {k: [] for k in ks} for m in MODES}
+    per_unit: dict[str, dict[int, list[float]]] = {m: {k: [] for k in ks} for m in MODES}
     ingest_stats = []
     memory_counts = []
     for unit in dataset.units[:limit_units]:
@@ -121,11 +121,13 @@ def evaluate(dataset: Dataset, embedder, ks: Sequence[int], limit_units: int | N
             session_docs: dict[str, dict[str, str]] = {}
             for doc in unit.docs:
                 session_docs.setdefault(doc.group or "s", {})[doc.id] = doc.text
+            first = {m: {k: len(rows[m][k]) for k in ks} for m in MODES}
             for query in unit.queries:
                 for k in ks:
-                    turns = turn_items(memory, query.text, k)
+                    bm25 = turn_items(memory, query.text, k, 1.0)
+                    turns = turn_items(memory, query.text, k, memory.settings.lexical_weight)
                     memories = memory_items(memory, query.text, k, session_docs)
-                    for mode, items in (("turns", turns), ("memories", memories),
+                    for mode, items in (("turns-bm25", bm25), ("turns", turns), ("memories", memories),
                                         ("both", fused(turns, memories, k))):
                         covered = frozenset().union(*(i.covers for i in items)) if items else frozenset()
                         sessions = frozenset().union(*(i.sessions for i in items)) if items else frozenset()
@@ -134,13 +136,19 @@ def evaluate(dataset: Dataset, embedder, ks: Sequence[int], limit_units: int | N
                         if query.gold_groups:
                             row["session_recall_all"] = float(query.gold_groups <= sessions)
                         rows[mode][k].append(row)
+            for m in MODES:
+                for k in ks:
+                    mine = rows[m][k][first[m][k]:]
+                    per_unit[m][k].append(statistics.fmean(r["recall"] for r in mine))
     turns = sum(s["turns"] for s in ingest_stats)
     consolidate_s = sum(s["consolidate_s"] for s in ingest_stats)
     kinds: dict[str, int] = {}
     for counts in memory_counts:
         for kind, n in counts.items():
             kinds[kind] = kinds.get(kind, 0) + n
-    summary = {mode: {str(k): {key: statistics.fmean(r[key] for r in rows[mode][k]) for key in rows[mode][k][0]}
+    summary = {mode: {str(k): {**{key: statistics.fmean(r[key] for r in rows[mode][k]) for key in rows[mode][k][0]},
+                               "unit_recall_min": min(per_unit[mode][k]), "unit_recall_max": max(per_unit[mode][k]),
+                               "unit_recall_sd": statistics.pstdev(per_unit[mode][k])}
                       for k in ks} for mode in MODES}
     return {"units": len(ingest_stats), "questions": len(rows["turns"][ks[0]]), "turns": turns,
             "memories_by_kind": kinds, "embed_s": sum(s["embed_s"] for s in ingest_stats),
