@@ -204,3 +204,21 @@ def test_schedules_fire_in_utc_and_missed_fires_collapse(clock):
     assert sorted(s.cron for s in schedules.due(clock.now())) == ["*/30 * * * *", "0 3 * * *"]
     assert schedules.due(clock.now()) == []
     assert Schedule("0 3 * * *").next_after(clock.now() - timedelta(hours=1)).hour == 3
+
+
+def test_the_worker_runs_the_configured_schedules(backend, clock):
+    import time
+
+    settings = Settings(embedder="fake-hash", consolidation_schedules='[{"cron": "*/5 * * * *", "tenant": "acme"}]')
+    memory = backend.memory(clock=clock, settings=settings)
+    memory.record_turns(["I have a pet named Rex"], ALICE, thread_id="t")
+    memory.start_worker()
+    try:
+        clock.advance(minutes=6)  # the schedule is due on the worker's next loop
+        for _ in range(400):
+            if memory.store.watermark("acme", ALICE.namespace) == 1:
+                break
+            time.sleep(0.05)
+    finally:
+        memory.stop_worker()
+    _assert_exactly_once(memory, 1)
