@@ -204,7 +204,7 @@ class Memory(GovernanceFacade, EpisodesFacade):
         _check_scope(scope)
         turns = normalize_messages(messages, message_ids)
         if self.settings.episodes:
-            self.record_turns(turns, scope, thread_id=thread_id)
+            self.record_turns(turns, scope, thread_id=thread_id, metadata={"surface": actor})
         if not background:
             return self.run_add(turns, scope, thread_id=thread_id, actor=actor, force=force)
         job = jobs.enqueue(self.core, turns, scope, thread_id, actor, force)

@@ -222,3 +222,18 @@ def test_the_worker_runs_the_configured_schedules(backend, clock):
     finally:
         memory.stop_worker()
     _assert_exactly_once(memory, 1)
+
+
+def test_with_an_llm_the_episode_is_written_by_the_model(memory, clock):
+    from engram.llm.fake import ScriptedLLM
+    from engram.pipeline.run import Pipeline
+
+    memory.record_turns(["My build fails with LNK2019", "Add the missing library", "That fixed it"], ALICE,
+                        thread_id="build")
+    clock.advance(hours=1)
+    llm = ScriptedLLM(["The user's build failed with LNK2019; adding the missing library fixed it."])
+    Consolidator(memory.core, Pipeline.default, llm=llm, idle_gap=timedelta(minutes=30)).run("acme")
+    episode = memory.episode_of("build", ALICE)
+    assert episode.content == "The user's build failed with LNK2019; adding the missing library fixed it."
+    assert episode.metadata["summarizer"] == llm.model
+    assert "LNK2019" in llm.calls[0].messages[-1].content  # the model read the thread

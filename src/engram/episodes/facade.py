@@ -85,7 +85,8 @@ class EpisodesFacade:
                      agent: Any = None) -> Consolidator:
         """``agent``: a LangChain chat model that calls tools; the extraction step is then
         a LangGraph agent (consolidation/agent.py) instead of the pipeline's extractor."""
-        consolidator = Consolidator(self.core, lambda: self.pipeline, llm=self._llm, idle_gap=self._idle_gap,
+        llm = self._llm or getattr(self.pipeline.extractor, "llm", None)  # the configured LLM writes episodes too
+        consolidator = Consolidator(self.core, lambda: self.pipeline, llm=llm, idle_gap=self._idle_gap,
                                     budget_tokens=budget_tokens or self.settings.consolidation_budget_tokens,
                                     agent_model=agent)
         if holder:

@@ -37,8 +37,18 @@ def record_turns(
         for m in messages if m.content.strip()
     )
     if drafts:
-        core.commit([], tenant=scope.tenant, episodes=EpisodeWrites(turns=drafts))
+        about = {**owners(scope.namespace), **extra}
+        core.commit([], tenant=scope.tenant, episodes=EpisodeWrites(
+            turns=drafts, thread_metadata=((scope.namespace, thread, about),)))
     return thread
+
+
+def owners(namespace: tuple[str, ...]) -> dict[str, str]:
+    """Who a thread belongs to, read from its namespace: ("agents", a, "users", u) →
+    {"agent": a, "user": u}; ("orgs", o, …) → {"org": o, …}."""
+    names = {"users": "user", "agents": "agent", "orgs": "org"}
+    return {names[namespace[i]]: namespace[i + 1] for i in range(0, len(namespace) - 1, 2)
+            if namespace[i] in names}
 
 
 def _auto_thread(core: WriteCore, scope: Scope, now: datetime, idle_gap: timedelta) -> str:

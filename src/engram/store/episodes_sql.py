@@ -184,9 +184,10 @@ def apply_episodes(
     check_episodes(writes)
     if writes.turns:
         _insert_turns(conn, t, tenant, writes.turns)
-    for namespace, thread, meta in writes.thread_metadata:
+    merged = "json_patch(metadata, ?)" if t.sqlite else "metadata || %s::jsonb"
+    for namespace, thread, meta in writes.thread_metadata:  # merged into what the thread has
         conn.execute(
-            f"UPDATE {t.threads} SET metadata = {t.json} WHERE {t.tenant} = {t.p} AND namespace = {t.p} "
+            f"UPDATE {t.threads} SET metadata = {merged} WHERE {t.tenant} = {t.p} AND namespace = {t.p} "
             f"AND id = {t.p}", (dumps(dict(meta)), tenant, namespace_key(namespace), thread))
     for v in writes.vectors:
         blob = np.asarray(v.vector, dtype=np.float32).tobytes()
