@@ -21,16 +21,17 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from ..core import Admitted, WriteCore
+from ..core import Admitted, WriteCore, retired_by
 from ..episodes.search import embed_missing
 from ..episodes.summary import plan_episode
 from ..episodes.values import EpisodeLink, EpisodeWrites, ThreadQuery, Turn, TurnQuery, WatermarkMove
 from ..errors import ConflictError, PermissionDeniedError
 from ..governance.values import GovernanceWrites
 from ..llm.base import LLM, TokenUsage
+from ..maintenance import duplicates_in
 from ..model import Message, Operation, Scope
 from ..pipeline.run import AddEvent, AddRun, Pipeline
-from ..store.base import AuditDraft
+from ..store.base import AuditDraft, RecordFilter
 from .agent import ConsolidationAgent
 
 ACTOR = "consolidator"
@@ -160,10 +161,14 @@ class Consolidator:
             result = run.run([_message(t) for t in turns], force=True)
             extracted, usage = [_diff(e) for e in result.events], result.usage
         episode_admitted, episode_diff, links, episode_usage = self._episodes(scope, now)
+        touched = {c.id for a in (*deferred.admitted, *episode_admitted) for c in (a.change.record,
+                                                                                a.change.previous) if c is not None}
+        fold_admitted, fold_diff = self._fold_duplicates(scope, now, touched)
+        episode_admitted += fold_admitted
         upto = turns[-1].seq if turns else watermark
-        diff = (*extracted, *episode_diff)
+        diff = (*extracted, *episode_diff, *fold_diff)
         status = "dry-run" if dry_run else "done"
-        if not turns and not links:
+        if not turns and not links and not fold_admitted:
             return ScopeReport(scope.tenant, scope.namespace, "nothing", after_seq=watermark, upto_seq=watermark)
         if not dry_run:
             audit = [_with_turns(a, watermark, upto) for a in deferred.audit]
@@ -180,6 +185,25 @@ class Consolidator:
                 embed_missing(self.core, scope, False, len(turns))
         return ScopeReport(scope.tenant, scope.namespace, status, len(turns), watermark, upto, len(links), diff,
                            usage + episode_usage)
+
+    def _fold_duplicates(self, scope: Scope, now: datetime, touched: set[str]) -> tuple[list[Admitted], list[Diff]]:
+        """Merge near-identical memories of the scope (maintenance's rule: same words or
+        cosine >= 0.95, same kind): the repeats are superseded by the one kept."""
+        store = self.core.store
+        records = store.query(scope.tenant, RecordFilter(namespace=scope.namespace), limit=10_000)
+        vectors = self.core.stored_vectors(scope.tenant, [r.id for r in records])
+        admitted, diffs = [], []
+        for duplicate, kept in duplicates_in(records, vectors):
+            if {duplicate.id, kept.id} & touched:
+                continue  # changed by this run already: the next run folds it
+            change = retired_by(duplicate, kept.id, actor=ACTOR, reason=f"consolidated: repeats {kept.id}", at=now)
+            try:
+                admitted.append(self.core.admit(change))
+            except PermissionDeniedError:
+                continue
+            touched.add(duplicate.id)
+            diffs.append(Diff("merge", duplicate.content, duplicate.id, kept.id, "repeats a kept memory"))
+        return admitted, diffs
 
     def _budgeted(self, turns: list[Turn]) -> list[Turn]:
         """The oldest turns that fit the token budget (at least one)."""
