@@ -376,9 +376,11 @@ class EpisodeReads:
         else:
             from .postgres_rows import tsquery_text
 
+            query = tsquery_text(list(terms))
+            # the turns matching the most query terms first (the caller ranks them by BM25)
             sql = (f"SELECT {cols} FROM {t.turns} u WHERE u.tenant_id = %s{where} AND u.tsv @@ %s::tsquery "
-                   "ORDER BY u.seq DESC LIMIT %s")
-            rows = self._episode_rows(tenant, sql, [tenant, *params, tsquery_text(list(terms)), limit])
+                   "ORDER BY ts_rank(u.tsv, %s::tsquery) DESC, u.seq DESC LIMIT %s")
+            rows = self._episode_rows(tenant, sql, [tenant, *params, query, query, limit])
         return [turn_from_row(tenant, row) for row in rows]
 
     def turn_vectors(self, tenant: str, namespace: tuple[str, ...], descendants: bool,
