@@ -61,6 +61,8 @@ class Settings(BaseSettings):
         None, description="cron schedules (UTC) for consolidation: JSON list of {\"cron\": \"0 3 * * *\", "
                           "\"tenant\": …, \"scope\": [...]} or a .json/.toml file (docs/EPISODES.md)")
     consolidation_budget_tokens: int = Field(20_000, gt=0, description="turn tokens one scope's run reads at most")
+    turn_lexical_weight: float = Field(
+        0.6, ge=0, le=1, description="search_past_conversations: BM25's share against vectors (docs/BENCHMARKS.md)")
     approvals: str | None = Field(
         None, description="approval rules per tenant: JSON text or a .json/.toml file (docs/GOVERNANCE.md)"
     )

@@ -75,7 +75,7 @@ class EpisodesFacade:
         if isinstance(window, bool) or not isinstance(window, int) or not 0 <= window <= 20:
             raise InvalidValueError(f"window must be an integer in [0, 20], got {window!r}")
         options = SearchOptions(k=k, window=window, descendants=include_descendants,
-                                lexical_weight=self.settings.lexical_weight,
+                                lexical_weight=self.settings.turn_lexical_weight,
                                 before=utc(before) if before is not None else None)
         return search_turns(self.core, scope, query, options)
 
