@@ -512,8 +512,8 @@ class Memory(GovernanceFacade, EpisodesFacade):
         return [e for e in events if e.namespace[: len(scope.namespace)] == scope.namespace]
 
     def stats(self, tenant: str | None = None) -> Stats:
-        """Store counts plus background jobs by status, LLM tokens spent by add() and
-        the PII policy in force."""
+        """Store counts plus background jobs by status, LLM tokens spent by add(), the
+        PII policy in force and the conversations kept (threads, turns)."""
         base = self.store.stats(tenant)
         tenants = [tenant] if tenant else self.store.tenants()
         tokens = {"prompt_tokens": 0, "completion_tokens": 0}
@@ -525,7 +525,8 @@ class Memory(GovernanceFacade, EpisodesFacade):
         for job in self.store.jobs(tenant, (), limit=10**9):
             job_counts[job.status.value] = job_counts.get(job.status.value, 0) + 1
         pii = self.core.pii.for_tenant(tenant).describe() if tenant else self.core.pii.describe()
-        return replace(base, extra={**base.extra, "llm_tokens": tokens, "jobs": job_counts, "pii_policy": pii})
+        return replace(base, extra={**base.extra, "llm_tokens": tokens, "jobs": job_counts, "pii_policy": pii,
+                                    "episodes": self.store.episode_counts(tenant)})
 
     def namespaces(self, scope: Scope) -> builtins.list[tuple[str, ...]]:
         return self.store.namespaces(scope.tenant, scope.namespace)

@@ -28,6 +28,8 @@ def test_add_keeps_the_turns_in_their_thread(memory, alice, clock):
     assert [t.id for t in threads] == ["t2", "t1"]  # most recent first
     assert (threads[1].turns, threads[1].started_at) == (3, clock.now() - timedelta(minutes=1))
     assert dict(threads[1].metadata) == {"user": "alice", "surface": "pipeline"}  # who it belongs to, who kept it
+    assert memory.stats("acme").extra["episodes"] == {"threads": 2, "turns": 4}
+    assert memory.stats("globex").extra["episodes"] == {"threads": 0, "turns": 0}
     turns = memory.thread_turns("t1", alice)
     assert [(t.role, t.content) for t in turns] == [(m["role"], m["content"]) for m in PRINTER]
     assert [t.seq for t in turns] == sorted(t.seq for t in turns)

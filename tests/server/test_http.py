@@ -442,7 +442,7 @@ def test_stats_are_the_callers_and_hide_the_server_path(client):
     remember(client)
     stats = client.get("/v1/stats", headers=A).json()
     assert stats["records"] == 1 and stats["by_kind"] == {"fact": 1}
-    assert set(stats["extra"]) == {"jobs", "llm_tokens"}
+    assert set(stats["extra"]) == {"jobs", "llm_tokens", "episodes"}
     assert "memory.db" not in json.dumps(stats)
 
 

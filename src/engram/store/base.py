@@ -213,6 +213,8 @@ class Store(Protocol):
 
     def turn_tenants(self) -> list[str]: ...
 
+    def episode_counts(self, tenant: str | None) -> dict[str, int]: ...
+
     def scope_lease(self, tenant: str, namespace: tuple[str, ...], holder: str, now: datetime,
                     seconds: float) -> AbstractContextManager[bool]:
         """Leader lock of one scope's consolidation: yields True to the one holder

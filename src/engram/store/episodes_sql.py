@@ -311,6 +311,14 @@ class EpisodeReads:
         """Rows of one tenant's transaction (None: the read-only every-tenant read)."""
         raise NotImplementedError
 
+    def episode_counts(self, tenant: str | None) -> dict[str, int]:
+        """Threads and turns kept, of one tenant or (None) of every tenant."""
+        t = self._episode_tables
+        where, params = (f" WHERE {t.tenant} = {t.p}", [tenant]) if tenant else ("", [])
+        threads = self._episode_rows(tenant, f"SELECT count(*) FROM {t.threads}{where}", params)[0][0]
+        turns = self._episode_rows(tenant, f"SELECT count(*) FROM {t.turns}{where}", params)[0][0]
+        return {"threads": int(threads), "turns": int(turns)}
+
     def turn_tenants(self) -> list[str]:
         t = self._episode_tables
         return [row[0] for row in self._episode_rows(None, f"SELECT DISTINCT {t.tenant} FROM {t.turns} ORDER BY 1", [])]
