@@ -3,7 +3,7 @@ searched inside the key's tenant only; a consolidation runs for the key's tenant
 
 from fastapi.testclient import TestClient
 
-from engram import FakeHashEmbedder, Memory, Settings
+from engram import FakeHashEmbedder, Memory, Scope, Settings
 from engram.server.http import create_app
 from engram.store.sqlite import SQLiteStore
 
@@ -41,3 +41,27 @@ def test_added_turns_are_listed_read_and_searched_in_the_keys_tenant(db_path, cl
         done = client.post("/v1/consolidate", json={}, headers=A).json()
         assert done["turns"] == 2 and done["scopes"][0]["episodes"] == 1
         assert client.get("/v1/threads", params={"user": "alice"}, headers=A).json()["items"][0]["episode_id"]
+
+
+def test_search_and_context_as_of_over_http(db_path):
+    from datetime import UTC, datetime
+
+    from engram import FakeClock
+
+    clock = FakeClock(datetime(2026, 1, 10, tzinfo=UTC))
+    with Memory(SQLiteStore(db_path), embedder=FakeHashEmbedder(), clock=clock,
+                settings=Settings(auto_worker=False)) as memory:
+        client = TestClient(create_app(memory, api_keys={KEY_A: "acme"}))
+        old = client.post("/v1/memories", json={"content": "Approval is single-level", "scope": {"user": "al"}},
+                          headers=A).json()
+        clock.advance(days=150)
+        memory.supersede(old["id"], Scope.for_user("acme", "al"), "Approval is two-level")
+        then = client.post("/v1/search", json={"query": "approval", "scope": {"user": "al"},
+                                               "as_of": "2026-02-01T00:00:00Z"}, headers=A).json()
+        assert [h["record"]["content"] for h in then["hits"]] == ["Approval is single-level"]
+        block = client.post("/v1/context", json={"query": "approval", "scope": {"user": "al"},
+                                                 "as_of": "2026-02-01T00:00:00Z"}, headers=A).json()
+        assert "single-level" in block["text"] and "two-level" not in block["text"]
+        naive = client.post("/v1/search", json={"query": "approval", "scope": {"user": "al"},
+                                                "as_of": "2026-02-01T00:00:00"}, headers=A)
+        assert naive.status_code == 422
