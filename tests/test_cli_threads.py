@@ -38,3 +38,11 @@ def test_threads_are_kept_listed_shown_searched_and_consolidated(env):
     done = json.loads(cli("consolidate", "--json"))
     assert done["turns"] == 1 and done["scopes"][0]["status"] == "done"
     assert json.loads(cli("consolidate", "--json"))["scopes"][0]["status"] == "nothing"
+
+
+def test_search_and_context_as_of(env):
+    cli("remember", "Approval is single-level", "--user", "al")
+    assert "single-level" in cli("search", "approval", "--user", "al", "--as-of", "2100-01-01")
+    assert "no memories match" in cli("search", "approval", "--user", "al", "--as-of", "2000-01-01")
+    assert "no relevant memories" in cli("context", "approval", "--user", "al", "--as-of", "2000-01-01")
+    assert "not an ISO date" in cli("search", "approval", "--user", "al", "--as-of", "last week", code=2)
