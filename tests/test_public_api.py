@@ -15,6 +15,8 @@ PINNED = {
     "ApprovalRule", "ApprovalRules", "KeyProvider", "KeyStatus", "PendingApprovalError", "PendingChange",
     "PendingStatus", "Provenance", "QualityReport", "Recall", "RecallEvent", "RecallTrace", "Revealed", "Rotation",
     "Verdict", "WriteSample",
+    # episodes and consolidation (issue 13)
+    "ConsolidationReport", "ExcerptTurn", "Schedule", "Thread", "ThreadExcerpt", "Turn",
 }
 
 

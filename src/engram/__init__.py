@@ -11,8 +11,12 @@ from __future__ import annotations
 
 from .clock import Clock, FakeClock, SystemClock
 from .config import Settings
+from .consolidation.run import ConsolidationReport
+from .consolidation.schedule import Schedule
 from .core import Policy, WriteIntent
 from .embed import E5Embedder, Embedder, FakeHashEmbedder, USEEmbedder
+from .episodes.search import ExcerptTurn, ThreadExcerpt
+from .episodes.values import Thread, Turn
 from .errors import (
     BenchmarkDataError,
     ConfigError,
@@ -81,11 +85,13 @@ __all__ = [
     "ConfigError",
     "ConflictError",
     "ConnectionLostError",
+    "ConsolidationReport",
     "ContextBlock",
     "E5Embedder",
     "Embedder",
     "EmbeddingError",
     "EngramError",
+    "ExcerptTurn",
     "FakeClock",
     "FakeHashEmbedder",
     "ImportFormatError",
@@ -127,6 +133,7 @@ __all__ = [
     "RecallTrace",
     "Revealed",
     "Rotation",
+    "Schedule",
     "Scope",
     "SearchHit",
     "Sensitivity",
@@ -137,6 +144,9 @@ __all__ = [
     "Status",
     "StorageError",
     "SystemClock",
+    "Thread",
+    "ThreadExcerpt",
+    "Turn",
     "USEEmbedder",
     "ValidationError",
     "Verdict",

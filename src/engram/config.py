@@ -51,6 +51,18 @@ class Settings(BaseSettings):
     pii_policy: str | None = Field(
         None, description="PII policy per tenant: JSON text or a .json/.toml file (docs/CONCEPTS.md, PII)"
     )
+    episodes: bool = Field(True, description="keep conversation turns as threads (search_past_conversations)")
+    episode_idle_minutes: float = Field(
+        30.0, gt=0, description="a thread idle this long is finished: summarised into an episode; turns without a "
+                                "thread id start a new automatic thread after this gap")
+    episode_retention: str | None = Field(
+        None, description="days turns are kept: a number, or JSON {\"default\": 365, \"tenants\": {\"acme\": 30}}")
+    consolidation_schedules: str | None = Field(
+        None, description="cron schedules (UTC) for consolidation: JSON list of {\"cron\": \"0 3 * * *\", "
+                          "\"tenant\": …, \"scope\": [...]} or a .json/.toml file (docs/EPISODES.md)")
+    consolidation_budget_tokens: int = Field(20_000, gt=0, description="turn tokens one scope's run reads at most")
+    turn_lexical_weight: float = Field(
+        0.6, ge=0, le=1, description="search_past_conversations: BM25's share against vectors (docs/BENCHMARKS.md)")
     approvals: str | None = Field(
         None, description="approval rules per tenant: JSON text or a .json/.toml file (docs/GOVERNANCE.md)"
     )

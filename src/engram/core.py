@@ -26,11 +26,12 @@ import numpy as np
 
 from .clock import Clock
 from .embed.base import Embedder
+from .episodes.values import EpisodeWrites, TurnDraft
 from .errors import InvalidValueError, PendingApprovalError
 from .governance.rules import ApprovalMatch, ApprovalRules, proposal, proposal_audit
 from .governance.values import GovernanceWrites, PendingChange, RecalledMemory, RecallEvent
 from .model import Job, MemoryRecord, Operation, Scope, SearchHit, Status, Version
-from .pii import ENCRYPTED_KEY, PIIPolicies, PIIPolicy, screen, screen_record
+from .pii import ENCRYPTED_KEY, PIIPolicies, PIIPolicy, Redactor, screen, screen_record
 from .search.tokenize import index_text
 from .store.base import AuditDraft, RecordWrite, Store, Touch, WriteBatch
 from .writes import new_id, retire
@@ -164,9 +165,11 @@ class WriteCore:
         touches: Sequence[Touch] = (),
         jobs: Sequence[Job] = (),
         governance: GovernanceWrites | None = None,
+        episodes: EpisodeWrites | None = None,
     ) -> list[MemoryRecord]:
-        """Write admitted changes (and any extra audit rows, touches, jobs and
-        governance rows: pending changes are audited as proposed) in one transaction.
+        """Write admitted changes (and any extra audit rows, touches, jobs,
+        governance rows — pending changes are audited as proposed — and episode rows:
+        turns are screened by the tenant's PII policy here) in one transaction.
         Returns the records as stored."""
         tenant = self._tenant_of(admitted, tenant)
         held = [a for a in admitted if a.approval is not None]
@@ -191,9 +194,10 @@ class WriteCore:
             touches=tuple(touches),
             jobs=tuple(jobs),
             governance=governance,
+            episodes=self._screened_turns(tenant, episodes or EpisodeWrites()),
         )
         if (batch.records or batch.purge_ids or batch.audit or batch.touches or batch.jobs
-                or not governance.empty):
+                or not governance.empty or not batch.episodes.empty):
             self.store.apply(batch)
         return records
 
@@ -212,6 +216,15 @@ class WriteCore:
             self.commit([], tenant=pending.tenant, governance=GovernanceWrites(pending=(pending,)))
             raise PendingApprovalError(pending)
         return self.commit(admitted, audit=audit, tenant=tenant, governance=governance)
+
+    def _screened_turns(self, tenant: str, episodes: EpisodeWrites) -> EpisodeWrites:
+        """Turns reach disk as the PII policy allows: masked or encrypted, a forbidden
+        value replaced by its marker (a conversation is kept, never refused), and
+        indexed from the screened text only."""
+        if not episodes.turns:
+            return episodes
+        policy = self.pii_for(tenant)
+        return replace(episodes, turns=tuple(_screened_turn(turn, policy) for turn in episodes.turns))
 
     @staticmethod
     def _tenant_of(admitted: Sequence[Admitted], tenant: str | None) -> str:
@@ -287,21 +300,33 @@ def superseding(
     """A fact replaced by a newer one: the new record (linked back) and the old one
     retired as superseded, valid until ``at``. The one way anything supersedes."""
     new = replace(new, supersedes=old.id)
+    # a change stated to have happened earlier ("last month") ends the old fact then, not now
+    ended = new.valid_from if old.valid_from < new.valid_from < at else at
     return [
         Change(Operation.CREATE, new, None, actor, reason, {**(detail or {}), "supersedes": old.id},
                vector=vector, vector_text=vector_text),
-        retired_by(old, new.id, actor=actor, reason=reason, at=at, detail=detail),
+        retired_by(old, new.id, actor=actor, reason=reason, at=at, detail=detail, valid_to=ended),
     ]
 
 
 def retired_by(
     old: MemoryRecord, successor_id: str, *, actor: str, reason: str | None, at: datetime,
-    detail: Mapping[str, Any] | None = None,
+    detail: Mapping[str, Any] | None = None, valid_to: datetime | None = None,
 ) -> Change:
-    """The old record as superseded by ``successor_id`` (which may already exist)."""
-    retired = retire(old, Status.SUPERSEDED, at, valid_to=min(old.valid_to, at) if old.valid_to else at,
+    """The old record as superseded by ``successor_id`` (which may already exist), valid
+    until ``valid_to`` (default ``at``)."""
+    ended = valid_to or at
+    retired = retire(old, Status.SUPERSEDED, at, valid_to=min(old.valid_to, ended) if old.valid_to else ended,
                      superseded_by=successor_id)
     return Change(Operation.SUPERSEDE, retired, old, actor, reason, {**(detail or {}), "superseded_by": successor_id})
+
+
+def _screened_turn(turn: TurnDraft, policy: PIIPolicy) -> TurnDraft:
+    redactor = Redactor(policy)
+    content = redactor.text(turn.content, "turn", refuse=False)
+    name = redactor.text(turn.name, "turn name", refuse=False) if turn.name else turn.name
+    metadata = {**turn.metadata, ENCRYPTED_KEY: redactor.encrypted} if redactor.encrypted else turn.metadata
+    return replace(turn, content=content, name=name, metadata=metadata, terms=index_text(content))
 
 
 def _texts(record: MemoryRecord) -> tuple[Any, ...]:

@@ -21,6 +21,7 @@ from .config import Settings
 from .core import Change, Policy, WriteCore, WriteIntent, superseding
 from .embed import Embedder, make_embedder
 from .embed.reindex import reindex_store
+from .episodes.facade import EpisodesFacade
 from .errors import ConflictError, InvalidValueError, NotFoundError, PermissionDeniedError
 from .filters import record_filter
 from .governance.facade import GovernanceFacade
@@ -65,11 +66,13 @@ _PAGE = 500
 __all__ = ["DEFAULT_ACTOR", "Memory", "Policy", "WriteIntent"]
 
 
-class Memory(GovernanceFacade):
+class Memory(GovernanceFacade, EpisodesFacade):
     """Long-term memory over one store. Thread-safe; open one per process.
 
     Governance (approvals, recall ids and answers, write accuracy, quality metrics,
-    keys and reveal) comes from ``GovernanceFacade`` (engram/governance/facade.py)."""
+    keys and reveal) comes from ``GovernanceFacade`` (engram/governance/facade.py);
+    past conversations, episodes and consolidation from ``EpisodesFacade``
+    (engram/episodes/facade.py)."""
 
     def __init__(
         self,
@@ -196,9 +199,12 @@ class Memory(GovernanceFacade):
         """Turn conversation turns into memories: trigger → extract → gate → PII →
         reconcile → write (one transaction). With ``background=True`` it returns at
         once with a job id; a worker (started on demand in this process, or
-        `engram worker`) does the rest."""
+        `engram worker`) does the rest. The turns are kept in their thread too
+        (``search_past_conversations``) unless ``settings.episodes`` is off."""
         _check_scope(scope)
         turns = normalize_messages(messages, message_ids)
+        if self.settings.episodes:
+            self.record_turns(turns, scope, thread_id=thread_id, metadata={"surface": actor})
         if not background:
             return self.run_add(turns, scope, thread_id=thread_id, actor=actor, force=force)
         job = jobs.enqueue(self.core, turns, scope, thread_id, actor, force)
@@ -228,8 +234,12 @@ class Memory(GovernanceFacade):
         """Drain background jobs in a daemon thread of this process (idempotent)."""
         with self._worker_lock:
             if self._worker is None:
+                schedules = self.consolidation_schedules()
+                clock = self.schedule_clock(schedules) if schedules else None
+                tick = (lambda: self.run_due_consolidations(clock)) if clock is not None else None
                 self._worker = jobs.Worker(self.core, lambda: self.pipeline, self.maintain,
-                                           maintenance_interval_s=self.settings.maintenance_interval_s).start()
+                                           maintenance_interval_s=self.settings.maintenance_interval_s,
+                                           tick=tick).start()
 
     def stop_worker(self) -> None:
         with self._worker_lock:
@@ -370,16 +380,23 @@ class Memory(GovernanceFacade):
         created_before: datetime | None = None,
         statuses: Sequence[Status | str] | Status | str | None = (Status.ACTIVE,),
         retriever: str | None = None,
+        as_of: datetime | None = None,
     ) -> list[SearchHit]:
-        """Hybrid search inside a scope; each hit carries its score and why."""
+        """Hybrid search inside a scope; each hit carries its score and why. ``as_of``:
+        what was valid at that moment (superseded and expired versions then current
+        included, forgotten ones not)."""
         if not isinstance(query, str) or not query.strip():
             raise InvalidValueError("query must be a non-empty string")
         _check_positive(k, "k")
-        now = self.clock.now()
+        now = self.clock.now() if as_of is None else _as_of(as_of)
+        if as_of is not None and statuses == (Status.ACTIVE,):
+            statuses = (Status.ACTIVE, Status.SUPERSEDED, Status.EXPIRED)
         where = _valid_now(record_filter(
             scope, include_descendants=include_descendants, kinds=kinds, statuses=statuses, category=category,
             tags=tags, metadata=metadata, created_after=created_after, created_before=created_before,
         ), now)
+        if as_of is not None:
+            where = replace(where, valid_at=now)
         settings = self.settings.retrieval()
         if retriever is not None:
             settings = replace(settings, retriever=cast(Retriever, retriever))  # RetrievalSettings checks it
@@ -398,14 +415,16 @@ class Memory(GovernanceFacade):
         thread_id: str | None = None,
         actor: str = DEFAULT_ACTOR,
         language: str = "auto",
+        as_of: datetime | None = None,
     ) -> ContextBlock:
         """The block to inject into a prompt, from one scope or several (e.g. user +
         org). Which memories served it is written to the audit, and the block's
-        ``recall_id`` links the answer later (``answered``)."""
+        ``recall_id`` links the answer later (``answered``). ``as_of``: the memories
+        valid at that moment (see ``search``)."""
         _check_positive(budget_tokens, "budget_tokens")
         scopes = [scope] if isinstance(scope, Scope) else list(scope)
         started = time.perf_counter()
-        hits = [hit for s in scopes for hit in self.search(query, s, k=k, min_score=min_score)]
+        hits = [hit for s in scopes for hit in self.search(query, s, k=k, min_score=min_score, as_of=as_of)]
         hits.sort(key=lambda hit: (-hit.score, hit.record.id))
         block = build_context(hits, query, budget_tokens, language)
         if self.settings.record_recalls:
@@ -493,8 +512,8 @@ class Memory(GovernanceFacade):
         return [e for e in events if e.namespace[: len(scope.namespace)] == scope.namespace]
 
     def stats(self, tenant: str | None = None) -> Stats:
-        """Store counts plus background jobs by status, LLM tokens spent by add() and
-        the PII policy in force."""
+        """Store counts plus background jobs by status, LLM tokens spent by add(), the
+        PII policy in force and the conversations kept (threads, turns)."""
         base = self.store.stats(tenant)
         tenants = [tenant] if tenant else self.store.tenants()
         tokens = {"prompt_tokens": 0, "completion_tokens": 0}
@@ -506,7 +525,8 @@ class Memory(GovernanceFacade):
         for job in self.store.jobs(tenant, (), limit=10**9):
             job_counts[job.status.value] = job_counts.get(job.status.value, 0) + 1
         pii = self.core.pii.for_tenant(tenant).describe() if tenant else self.core.pii.describe()
-        return replace(base, extra={**base.extra, "llm_tokens": tokens, "jobs": job_counts, "pii_policy": pii})
+        return replace(base, extra={**base.extra, "llm_tokens": tokens, "jobs": job_counts, "pii_policy": pii,
+                                    "episodes": self.store.episode_counts(tenant)})
 
     def namespaces(self, scope: Scope) -> builtins.list[tuple[str, ...]]:
         return self.store.namespaces(scope.tenant, scope.namespace)
@@ -530,6 +550,7 @@ class Memory(GovernanceFacade):
         ``maintenance_interval_s``."""
         report = maintenance.maintain(self.core)
         self.expire_pending()
+        self.drop_expired_turns()
         return report
 
     def reindex(self, *, batch_size: int = 256, progress: Callable[[int, int], None] | None = None) -> int:
@@ -597,6 +618,12 @@ def _check_positive(value: Any, what: str) -> None:
 def _valid_now(where: RecordFilter, now: datetime) -> RecordFilter:
     """The one validity rule of reads: asking for active records means active and valid now."""
     return replace(where, valid_at=now) if where.statuses == (Status.ACTIVE,) else where
+
+
+def _as_of(moment: Any) -> datetime:
+    if not isinstance(moment, datetime):
+        raise InvalidValueError(f"as_of must be a timezone-aware datetime, got {moment!r}")
+    return utc(moment)
 
 
 def _is_postgres(target: str) -> bool:

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 JSON = dict[str, Any]
 # What a tenant may see of Stats.extra over the network: the database's path, size and
 # schema are the server's business (and its size would hint at other tenants' data).
-TENANT_STATS = frozenset({"jobs", "llm_tokens"})
+TENANT_STATS = frozenset({"jobs", "llm_tokens", "episodes"})
 BLOCK_TITLES = {"en": "Memories", "zh": "记忆"}
 EMPTY_BLOCK = "(no memories yet)"
 

@@ -186,3 +186,24 @@ def test_skills_load_progressively(memory):
     assert "web-research" in first and "Research a topic on the web and cite sources." in first
     assert "SECRET-STEP-42" not in first
     assert "SECRET-STEP-42" in tool_results(state)[0].content
+
+
+def test_conversations_are_kept_as_threads_of_the_runtime_user(memory):
+    from engram import Scope
+    from engram.integrations.deepagents import ConversationMiddleware
+
+    backend = memory_backend(memory, assistant_id="helper")
+    agent, _ = agent_for(backend, [
+        tools(call("write_file", file_path="/memories/printer.md", content="E42: reset the fuser.\n")),
+        AIMessage("Reset the fuser unit; that clears E42."),
+        AIMessage("Glad it works."),
+    ], middleware=[ConversationMiddleware(memory)])
+    agent.invoke({"messages": [("user", "My printer shows E42")]}, config("t1", "ana"))
+    agent.invoke({"messages": [("user", "That fixed it")]}, config("t1", "ana"))
+    ana = Scope("default", ("users", "ana"))
+    turns = memory.thread_turns("t1", ana)
+    assert [(t.role, t.content) for t in turns] == [
+        ("user", "My printer shows E42"), ("assistant", "Reset the fuser unit; that clears E42."),
+        ("user", "That fixed it"), ("assistant", "Glad it works.")]
+    assert memory.search_past_conversations("printer E42", ana)[0].thread_id == "t1"
+    assert memory.threads(Scope("default", ("users", "bob"))) == []

@@ -50,7 +50,7 @@ def test_the_tools_offer_no_scope_argument(memory):
     for tool in memory_tools(memory, tenant="acme"):
         assert not {"tenant", "user", "user_id", "namespace", "scope", "config"} & set(tool.args), tool.name
         assert tool.description
-    assert [t.name for t in memory_tools(memory)] == ["manage_memory", "search_memory"]
+    assert [t.name for t in memory_tools(memory)] == ["manage_memory", "search_memory", "search_past_conversations"]
 
 
 def test_a_react_agent_creates_searches_updates_and_deletes_in_the_users_scope(memory):
@@ -124,7 +124,7 @@ def test_the_run_context_and_custom_templates(memory):
 
 
 def test_the_async_tools(memory):
-    manage, search = memory_tools(memory, tenant="acme")
+    manage, search, _past = memory_tools(memory, tenant="acme")
 
     async def main():
         created = await manage.ainvoke({"content": "Likes jazz"}, run_config("ana"))
@@ -175,3 +175,20 @@ def test_langchains_create_agent_with_the_user_in_its_context(memory):
     created, found = tool_results(state)
     assert memory.get(created["memory"]["id"], ANA).content == "Works night shifts"
     assert found["memories"][0]["id"] == created["memory"]["id"]
+
+
+def test_an_agent_searches_only_its_users_past_conversations(memory):
+    memory.add([{"role": "user", "content": "My laptop fan is loud after the BIOS update"},
+                {"role": "assistant", "content": "Roll the BIOS back to version 1.2"}], ANA, thread_id="fan")
+    memory.add([{"role": "user", "content": "The BIOS update bricked my board"}], BOB, thread_id="bob-bios")
+    model = ScriptedChatModel(script=[
+        tools(call("search_past_conversations", query="BIOS update", user_id="bob", namespace=["users", "bob"])),
+        AIMessage("Last time we rolled the BIOS back."),
+    ])
+    state = create_react_agent(model, memory_tools(memory, tenant="acme")).invoke(
+        {"messages": [("user", "what did we do about the fan?")]}, run_config("ana"))
+    (found,) = tool_results(state)
+    assert [c["thread_id"] for c in found["conversations"]] == ["fan"]  # bob's thread is out of reach
+    assert [t["content"] for t in found["conversations"][0]["turns"]][1] == "Roll the BIOS back to version 1.2"
+    refused = memory_tools(memory, tenant="acme")[2].invoke({"query": "BIOS"}, {"configurable": {}})
+    assert "no user_id in the run" in refused  # no user in the run: nothing is searched

@@ -105,3 +105,17 @@ def test_postgres_engram_gets_postgres_threads():
     assert checkpoint_target(fake) == "postgresql://u@h/db"
     sqlite = types.SimpleNamespace(dialect="sqlite", location="/x/mem.db")
     assert checkpoint_target(sqlite) == "/x/mem.threads.sqlite"
+
+
+def test_the_graph_keeps_the_conversation_as_a_searchable_thread(memory):
+    model = ScriptedChatModel(script=[AIMessage("Clear the DNS cache with ipconfig /flushdns"), AIMessage("Great.")])
+    graph = build_memory_graph(model, memory, checkpointer=InMemorySaver())
+    graph.invoke({"messages": [("user", "Websites stopped resolving on my laptop")]}, cfg("dns"))
+    graph.invoke({"messages": [("user", "Flushing DNS worked")]}, cfg("dns"))
+    ana = Scope("default", ("users", "ana@example.com"))
+    assert [t.content for t in memory.thread_turns("dns", ana)] == [
+        "Websites stopped resolving on my laptop", "Clear the DNS cache with ipconfig /flushdns",
+        "Flushing DNS worked", "Great."]
+    found = memory.search_past_conversations("DNS resolving", ana)
+    assert found[0].thread_id == "dns"
+    assert memory.search_past_conversations("DNS resolving", Scope("default", ("users", "bob"))) == []

@@ -90,6 +90,9 @@ def test_openapi_lists_every_route_with_auth_and_error_shapes(client):
         ("/v1/memories/{record_id}/why", "get"), ("/v1/memories/{record_id}/reveal", "post"),
         ("/v1/reviews/sample", "post"), ("/v1/reviews", "get"), ("/v1/reviews/{sample_id}", "post"),
         ("/v1/quality", "get"), ("/metrics", "get"),
+        # past conversations (docs/EPISODES.md, tests/server/test_http_episodes.py)
+        ("/v1/threads", "get"), ("/v1/threads/{thread_id}/turns", "get"), ("/v1/threads/search", "post"),
+        ("/v1/consolidate", "post"),
     }
     assert spec["components"]["securitySchemes"]["HTTPBearer"] == {
         "type": "http", "scheme": "bearer", "description": "An API key: Authorization: Bearer <key>"}
@@ -439,7 +442,7 @@ def test_stats_are_the_callers_and_hide_the_server_path(client):
     remember(client)
     stats = client.get("/v1/stats", headers=A).json()
     assert stats["records"] == 1 and stats["by_kind"] == {"fact": 1}
-    assert set(stats["extra"]) == {"jobs", "llm_tokens"}
+    assert set(stats["extra"]) == {"jobs", "llm_tokens", "episodes"}
     assert "memory.db" not in json.dumps(stats)
 
 

@@ -17,7 +17,7 @@ from engram.pipeline.run import Pipeline
 from engram.server.mcp import create_mcp_server
 from engram.store.sqlite import SQLiteStore
 
-TOOLS = {"remember", "search", "context", "add", "forget", "history", "answered"}
+TOOLS = {"remember", "search", "context", "add", "search_past_conversations", "forget", "history", "answered"}
 SCOPE_WORDS = {"tenant", "user", "namespace", "scope", "agent", "org"}
 
 
@@ -198,3 +198,17 @@ def test_a_reviewers_server_decides_pending_changes(db_path, clock):
     assert "approve" not in names and held.is_error and "awaits approval" in held.content[0].text
     assert pending[0]["changes"][0]["content"] == "Offices close at 6pm" and pending[0]["rule"].startswith("org")
     assert written["written"][0]["content"] == "Offices close at 6pm"
+
+
+def test_past_conversations_are_searched_in_the_servers_scope_only(mem, alice, bob):
+    mem.record_turns(["The staging deploy fails on the migration step", "Run the migration by hand first"],
+                     alice, thread_id="deploy")
+    mem.record_turns(["The staging deploy is slow"], bob, thread_id="bob-deploy")
+
+    async def script(client):
+        return await call(client, "search_past_conversations", query="staging deploy migration")
+
+    found = session(mem, alice, script)["conversations"]
+    assert [c["thread_id"] for c in found] == ["deploy"]
+    assert [t["content"] for t in found[0]["turns"]] == ["The staging deploy fails on the migration step",
+                                                          "Run the migration by hand first"]

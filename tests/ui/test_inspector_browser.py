@@ -288,6 +288,7 @@ def test_panels_appear_only_when_the_server_offers_them(tmp_path, browser):
     with Memory(SQLiteStore(str(tmp_path / "p.db")), embedder=FakeHashEmbedder(), approvals=rules) as memory:
         with pytest.raises(PendingApprovalError):  # held for a reviewer: GET /v1/approvals lists it
             memory.remember("Remember Ana's allergy", Scope.for_org("acme", "acme"))
+        memory.record_turns(["My printer shows E42"], Scope("acme"), thread_id="printer-help")
         app = create_app(memory, api_keys=None, tenant="acme")  # single-tenant: the caller may review
 
         listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -302,7 +303,10 @@ def test_panels_appear_only_when_the_server_offers_them(tmp_path, browser):
             browser.get(f"http://127.0.0.1:{listener.getsockname()[1]}/ui/?lang=en")
             tab = wait(browser, visible("panel-approvals"))
             assert tab.text == "Approvals" and by_id(browser, "panel-samples").text == "Write accuracy"
-            assert not browser.find_elements(By.CSS_SELECTOR, "[data-testid='panel-conversations']")  # no /v1/threads
+            conversations = by_id(browser, "panel-conversations")  # GET /v1/threads (issue 13)
+            assert conversations.text == "Past conversations"
+            conversations.click()
+            wait(browser, lambda d: "printer-help" in by_id(d, "tab-conversations").text)
             tab.click()
             wait(browser, lambda d: "Remember Ana's allergy" in by_id(d, "tab-approvals").text)
             assert "status: pending" in by_id(browser, "tab-approvals").text

@@ -2,7 +2,17 @@
 
 from __future__ import annotations
 
-from . import bench_cmd, chat_cmd, data_cmds, eval_cmd, governance_cmds, mcp_cmd, pipeline_cmds, serve_cmd
+from . import (
+    bench_cmd,
+    chat_cmd,
+    data_cmds,
+    eval_cmd,
+    governance_cmds,
+    mcp_cmd,
+    pipeline_cmds,
+    serve_cmd,
+    threads_cmd,
+)
 from .app import app
 
 data_cmds.register(app)
@@ -13,6 +23,7 @@ mcp_cmd.register(app)
 bench_cmd.register(app)
 eval_cmd.register(app)
 governance_cmds.register(app)
+threads_cmd.register(app)
 
 
 def main() -> None:

@@ -4,12 +4,14 @@ or with --json the same JSON as the HTTP API)."""
 from __future__ import annotations
 
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from .. import __version__
+from ..errors import InvalidValueError
 from ..model import Status
 from ..shapes import (
     context_data,
@@ -41,6 +43,18 @@ app = typer.Typer(help="engram: long-term memory for AI agents.", no_args_is_hel
                   rich_markup_mode=None)
 UserOpt = Annotated[str | None, typer.Option("--user", "-u", help="User id (scope users/<id>)")]
 IdArg = Annotated[str, typer.Argument(help="A memory id, or a unique prefix of at least 8 characters")]
+AsOfOption = Annotated[str | None, typer.Option("--as-of", help="What was valid then: an ISO date or time "
+                                                              "(UTC unless it has an offset), e.g. 2026-03-01")]
+
+
+def parse_as_of(text: str | None) -> datetime | None:
+    if text is None:
+        return None
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise InvalidValueError(f"--as-of: {text!r} is not an ISO date or time (e.g. 2026-03-01)") from None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def _version(value: bool) -> None:
@@ -83,14 +97,16 @@ def search(
     min_score: float = 0.0,
     retriever: Annotated[str | None, typer.Option(help="hybrid | bm25 | vector")] = None,
     descendants: Annotated[bool, typer.Option(help="Include nested namespaces")] = False,
+    as_of: AsOfOption = None,
     db: DbOption = None, tenant: TenantOption = "default", user: UserOpt = None, agent: AgentOption = None,
     ns: NsOption = None, json_out: JsonOption = False,
 ) -> None:
     """Hybrid search inside a scope, with each hit's signals."""
     scope = run(lambda: scope_from(tenant, user, agent, ns))
+    moment = run(lambda: parse_as_of(as_of))
     with opened(db) as memory:
         hits = run(lambda: memory.search(query, scope, k=k, kinds=kind, min_score=min_score, retriever=retriever,
-                                         include_descendants=descendants))
+                                         include_descendants=descendants, as_of=moment))
     if json_out:
         print_json(hits_data(hits))
     elif not hits:
@@ -103,13 +119,15 @@ def search(
 def context_cmd(
     query: str,
     budget: Annotated[int, typer.Option(help="Token budget of the block")] = 800,
+    as_of: AsOfOption = None,
     db: DbOption = None, tenant: TenantOption = "default", user: UserOpt = None, agent: AgentOption = None,
     ns: NsOption = None, json_out: JsonOption = False,
 ) -> None:
     """Print the memory block that would be injected into a prompt."""
     scope = run(lambda: scope_from(tenant, user, agent, ns))
+    moment = run(lambda: parse_as_of(as_of))
     with opened(db) as memory:
-        block = run(lambda: memory.context(query, scope, budget_tokens=budget, actor="cli"))
+        block = run(lambda: memory.context(query, scope, budget_tokens=budget, actor="cli", as_of=moment))
     if json_out:
         print_json(context_data(block))
     else:

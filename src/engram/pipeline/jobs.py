@@ -111,13 +111,15 @@ class Worker:
 
     def __init__(
         self, core: WriteCore, pipeline: Callable[[], Pipeline], maintain: Callable[[], object], *,
-        maintenance_interval_s: float = 0.0, poll_seconds: float = 0.5,
+        maintenance_interval_s: float = 0.0, poll_seconds: float = 0.5, tick: Callable[[], object] | None = None,
     ) -> None:
+        """``tick``: called on every loop (consolidation schedules check whether they are due)."""
         self._core = core
         self._pipeline = pipeline
         self._maintain = maintain
         self._interval = maintenance_interval_s
         self._poll = poll_seconds
+        self._tick = tick
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="engram-worker", daemon=True)
 
@@ -133,6 +135,8 @@ class Worker:
                 if self._interval and time.monotonic() >= next_maintenance:
                     next_maintenance = time.monotonic() + self._interval
                     log.info("engram maintenance: %s", self._maintain())
+                if self._tick is not None:
+                    self._tick()
             except EngramError as exc:  # the store itself failed: wait and try again
                 log.warning("engram worker: %s", exc)
                 ran = None

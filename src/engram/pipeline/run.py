@@ -29,6 +29,7 @@ from ..writes import MemoryDraft, build_record, new_id, revise
 from .candidate import Candidate
 from .gate import GatePolicy, gate
 from .reconcile import Decision, EventName, ReconcilePolicy, Similar, decide_by_rules, decide_with_llm, normalized
+from .stated_time import stated_time
 from .trigger import TriggerPolicy, should_extract
 
 MAX_CONFLICT_RETRIES = 3
@@ -129,12 +130,27 @@ class AddRun:
         self.settings = pipeline.settings
         self.policy = core.pii_for(scope.tenant)
         self.usage = TokenUsage()
+        self.said: list[Message] = []  # this run's turns, for the time a statement names
+
+    def _valid_from(self, candidate: Candidate, now: datetime) -> datetime | None:
+        """When the statement says it became true ("last month"), anchored at when it was
+        said: in the statement, else in the turns it came from (the only user turn when
+        the turns carry no ids)."""
+        by_id = {m.id: m for m in self.said if m.id}
+        sources = [by_id[i] for i in candidate.source_message_ids if i in by_id]
+        users = [m for m in self.said if m.role == "user"]
+        if not sources and len(users) == 1:
+            sources = users
+        said_at = next((m.at for m in sources if m.at is not None), None) or now
+        return stated_time(candidate.content, said_at) or next(
+            (found for m in sources if (found := stated_time(m.content, said_at)) is not None), None)
 
     def run(self, messages: Sequence[Message], *, force: bool = False) -> AddResult:
         decision = should_extract(messages, self.settings.trigger)
         if not (decision.fire or force):
             return AddResult((), False, decision.reason, self.pipeline.extractor.name)
         reason = decision.reason if decision.fire else "forced"
+        self.said = list(messages)
         try:
             extraction = extract(self.pipeline.extractor, messages)
         except LLMError as exc:
@@ -274,6 +290,7 @@ class AddRun:
             content=content, kind=candidate.kind, importance=candidate.importance, confidence=candidate.confidence,
             category=candidate.category, tags=candidate.tags, metadata=metadata, source=self._source(candidate),
             id=dedup_id(self.scope, content, now, self.settings.dedup_window),
+            valid_from=self._valid_from(candidate, now),
         )
 
     def _source(self, candidate: Candidate) -> Source:

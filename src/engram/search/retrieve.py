@@ -16,7 +16,7 @@ import numpy as np
 
 from ..embed.base import Embedder
 from ..errors import InvalidValueError
-from ..model import MemoryRecord, SearchHit, Signals
+from ..model import MemoryRecord, SearchHit, Signals, Status
 from ..store.base import RecordFilter, ScoredId, Store, TimeRange
 from .rewrite import rewrite_query
 from .timehints import TimeWindow, time_window
@@ -174,6 +174,17 @@ def recency(record: MemoryRecord, now: datetime, half_life_days: float) -> float
     return math.pow(0.5, age_days / half_life_days) if half_life_days > 0 else 1.0
 
 
+def valid_then(record: MemoryRecord, moment: datetime) -> bool:
+    """Whether the record held at ``moment``: inside its validity window and not
+    deleted. A superseded or expired record was valid before it ended (as-of reads);
+    at the present its window has closed, so only active records pass."""
+    if record.status is Status.DELETED or record.valid_from > moment:
+        return False
+    if record.valid_to is not None and moment >= record.valid_to:
+        return False
+    return record.expires_at is None or moment < record.expires_at
+
+
 def rerank(
     candidates: Sequence[Candidate], records: dict[str, MemoryRecord], settings: RetrievalSettings, now: datetime
 ) -> list[SearchHit]:
@@ -188,7 +199,7 @@ def rerank(
             relevance=cand.relevance,
             recency=recency(record, now, settings.recency_half_life_days),
             importance=record.importance,
-            validity=1.0 if record.is_valid_at(now) else 0.0,
+            validity=1.0 if valid_then(record, now) else 0.0,
         )
         score = signals.validity * (
             settings.relevance_weight * signals.relevance

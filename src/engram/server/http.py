@@ -34,7 +34,7 @@ from ..errors import (
     ValidationError,
 )
 from ..memory import Memory
-from . import governance
+from . import episodes, governance
 from .auth import DEFAULT_TENANT, Tenancy, Unauthorized
 from .inspector import add_docs, add_inspector
 from .responses import HealthOut
@@ -80,6 +80,7 @@ def create_app(
     if ui:
         add_inspector(app)
     governance.install(app, memory, tenancy, BEARER)  # approvals, recalls, reviews, quality, /metrics, reveal
+    episodes.install(app, memory, tenancy, BEARER)  # past conversations (threads), consolidation
     _add_error_handlers(app)
 
     @app.get("/healthz", response_model=HealthOut, tags=["ops"])

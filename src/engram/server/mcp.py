@@ -2,7 +2,7 @@
 
     engram mcp --user alice [--tenant acme] [--agent support] [--db memory.db]
 
-Tools: remember, search, context, add, forget, history, answered (and, for a reviewer,
+Tools: remember, search, context, add, search_past_conversations, forget, history, answered (and, for a reviewer,
 pending_approvals, approve, reject: mcp_governance.py); resource ``engram://memory``
 (the user's memories as a block). No tool takes a tenant, user or namespace: the
 scope is the one given at start, so the model cannot reach another user's memories,
@@ -17,6 +17,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import MCPServerError, ResourceError, ToolError
 
 from .. import __version__
+from ..episodes.shapes import excerpt_data
 from ..errors import EngramError
 from ..memory import Memory
 from ..model import Scope, Source, Status
@@ -33,7 +34,8 @@ INSTRUCTIONS = (
     "Long-term memory about the user you are talking with. Call `context` (or `search`) "
     "before answering when earlier conversations may matter; call `remember` for a durable "
     "fact, preference or rule the user states, or `add` with the recent turns to let engram "
-    "extract and reconcile them; `forget` when the user asks you to. After answering with recalled "
+    "extract and reconcile them; `search_past_conversations` to recall what was said or done in an "
+    "earlier conversation; `forget` when the user asks you to. After answering with recalled "
     "memories, call `answered` with the recall id they came with."
 )
 
@@ -78,6 +80,14 @@ def create_mcp_server(
         duplicate) and reports what it did."""
         turns = [m.model_dump() for m in messages]
         return add_data(_call(lambda: memory.add(turns, scope, thread_id=thread_id, force=True, actor=actor)))
+
+    @server.tool()
+    def search_past_conversations(query: str, k: int = 3, window: int = 1) -> dict[str, Any]:
+        """Search your past conversations with the user (earlier threads, not only remembered
+        facts): the matching turns with their neighbours, the thread id and the time, best first.
+        Use it to recall how a problem was solved before."""
+        found = _call(lambda: memory.search_past_conversations(query, scope, k=k, window=window))
+        return {"conversations": [excerpt_data(e) for e in found]}
 
     @server.tool()
     def forget(memory_id: str, reason: str | None = None) -> dict[str, Any]:

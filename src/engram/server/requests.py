@@ -153,6 +153,8 @@ class SearchIn(Body):
     created_before: AwareDatetime | None = None
     statuses: list[Status] | None = Field(None, description="Default: active only")
     retriever: Literal["hybrid", "bm25", "vector"] | None = None
+    as_of: AwareDatetime | None = Field(None, description="What was valid at this moment (superseded versions "
+                                                          "then current included)")
 
     def options(self) -> dict[str, Any]:
         options = self.model_dump(exclude={"query", "scope", "statuses"})
@@ -172,6 +174,7 @@ class ContextIn(Body):
     answer_id: str | None = None
     thread_id: str | None = None
     language: Literal["auto", "en", "zh"] = "auto"
+    as_of: AwareDatetime | None = Field(None, description="The memories valid at this moment")
 
     @model_validator(mode="after")
     def _scope_or_scopes(self) -> ContextIn:

@@ -223,7 +223,7 @@ def v1_router(memory: Memory, tenant_of: Callable[..., str], permissions_of: Cal
         """The memory block to inject into a prompt, from one scope or several, within a token budget."""
         block = memory.context(body.query, body.resolve(tenant), budget_tokens=body.budget_tokens, k=body.k,
                                min_score=body.min_score, answer_id=body.answer_id, thread_id=body.thread_id,
-                               actor=ACTOR, language=body.language)
+                               actor=ACTOR, language=body.language, as_of=body.as_of)
         return context_data(block)
 
     @router.post("/add", response_model=AddOut, tags=["pipeline"],

@@ -8,12 +8,14 @@ versions and audit events, and answers a handful of queries. Everything else
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal, Protocol, get_args
 
 import numpy as np
 
+from ..episodes.values import EpisodeWrites, Thread, ThreadQuery, Turn, TurnQuery
 from ..governance.values import (
     GovernanceWrites,
     PendingChange,
@@ -114,6 +116,7 @@ class WriteBatch:
     touches: tuple[Touch, ...] = ()
     jobs: tuple[Job, ...] = ()  # background jobs to enqueue
     governance: GovernanceWrites = field(default_factory=GovernanceWrites)  # pending changes, recalls, samples
+    episodes: EpisodeWrites = field(default_factory=EpisodeWrites)  # turns, threads, watermarks (engram.episodes)
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,5 +192,33 @@ class Store(Protocol):
     def recalls(self, tenant: str, query: RecallQuery) -> list[RecallEvent]: ...
 
     def write_samples(self, tenant: str, query: SampleQuery) -> list[WriteSample]: ...
+
+    # -- episodes (engram.episodes): written through WriteBatch.episodes ----------------------
+
+    def turns(self, tenant: str, query: TurnQuery) -> list[Turn]: ...
+
+    def threads(self, tenant: str, query: ThreadQuery) -> list[Thread]: ...
+
+    def turn_candidates(self, tenant: str, namespace: tuple[str, ...], descendants: bool, terms: Sequence[str],
+                        limit: int) -> list[Turn]: ...
+
+    def turn_vectors(self, tenant: str, namespace: tuple[str, ...], descendants: bool,
+                     model: str) -> dict[int, np.ndarray]: ...
+
+    def turn_count(self, tenant: str, namespace: tuple[str, ...], descendants: bool) -> int: ...
+
+    def watermark(self, tenant: str, namespace: tuple[str, ...]) -> int: ...
+
+    def turn_scopes(self, tenant: str) -> list[tuple[str, ...]]: ...
+
+    def turn_tenants(self) -> list[str]: ...
+
+    def episode_counts(self, tenant: str | None) -> dict[str, int]: ...
+
+    def scope_lease(self, tenant: str, namespace: tuple[str, ...], holder: str, now: datetime,
+                    seconds: float) -> AbstractContextManager[bool]:
+        """Leader lock of one scope's consolidation: yields True to the one holder
+        (SQLite: a lease row; PostgreSQL: a session advisory lock), False to others."""
+        ...
 
     def close(self) -> None: ...

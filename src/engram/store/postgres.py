@@ -21,7 +21,8 @@ import random
 import re
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from datetime import datetime
 from typing import Any, TypeVar
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -36,11 +37,12 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from ..errors import ConflictError, ConnectionLostError, EngramError, InvalidValueError, StorageError
 from ..governance.values import PendingChange, PendingQuery, RecallEvent, RecallQuery, SampleQuery, WriteSample
 from ..model import AuditEvent, Job, JobStatus, MemoryRecord, Stats, Version, check_label
+from . import episodes_sql as episodes
 from . import governance_sql as governance
 from . import postgres_jobs as jobs
 from . import postgres_rows as rows
 from .base import AuditQuery, OrderBy, RecordFilter, ScoredId, WriteBatch
-from .codec import namespace_from_key, namespace_range
+from .codec import namespace_from_key, namespace_key, namespace_range
 from .postgres_migrations import ALL_TENANTS, TENANT_SETTING, migrate
 from .postgres_writes import apply_batch
 from .sql import (
@@ -90,7 +92,7 @@ class _Stage:
         self.name = "connect"
 
 
-class PostgresStore:
+class PostgresStore(episodes.EpisodeReads):
     dialect = "postgres"
     capabilities = frozenset(
         {"exact_vectors", "hnsw", "multi_process", "row_level_security", "connection_recovery"}
@@ -121,6 +123,7 @@ class PostgresStore:
         self.schema = schema
         self._s = f'"{schema}"'
         self._governance = governance.Tables(POSTGRES, f"{self._s}.")
+        self._episode_tables = episodes.Tables(POSTGRES, f"{self._s}.")
         self.exact_threshold = int(url_options.get("exact_threshold", exact_threshold))
         self.ef_search = int(url_options.get("ef_search", ef_search))
         self._hnsw = (hnsw_m, hnsw_ef_construction)
@@ -436,6 +439,28 @@ class PostgresStore:
     def write_samples(self, tenant: str, query: SampleQuery) -> list[WriteSample]:
         sql, params = governance.sample_select(self._governance, tenant, query)
         return [governance.sample_from_row(row) for row in self._read(tenant, sql, params)]
+
+    # -- episodes (store/episodes_sql.py) --------------------------------------------------------
+
+    def _episode_rows(self, tenant: str | None, sql: str, params: Sequence[Any]) -> list[Any]:
+        return self._read(tenant, sql, params)
+
+    @contextmanager
+    def scope_lease(self, tenant: str, namespace: tuple[str, ...], holder: str, now: datetime,
+                    seconds: float) -> Iterator[bool]:
+        """A session advisory lock held on one pooled connection for the run: released
+        when the run ends, or by the server when the holder's connection dies."""
+        if self._closed:
+            raise StorageError("the store is closed")
+        key = f"engram.consolidate.{self.schema}.{tenant}\x1f{namespace_key(namespace)}"
+        with self._pool.connection() as conn:
+            row = conn.execute("SELECT pg_try_advisory_lock(hashtextextended(%s, 0))", (key,)).fetchone()
+            got = bool(row and row[0])
+            try:
+                yield got
+            finally:
+                if got and not conn.broken:
+                    conn.execute("SELECT pg_advisory_unlock(hashtextextended(%s, 0))", (key,))
 
     def schema_version(self) -> int:
         return self._read(None, f"SELECT max(version) FROM {self._s}.engram_migrations")[0][0]

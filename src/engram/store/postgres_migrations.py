@@ -18,6 +18,8 @@ from typing import Any
 import psycopg
 
 from ..errors import ConnectionLostError, EngramError, MigrationError, NotAnEngramDatabaseError
+from .episodes_sql import POSTGRES_MIGRATION as EPISODES
+from .episodes_sql import POSTGRES_TABLES as EPISODE_TABLES
 from .governance_sql import POSTGRES_MIGRATION as GOVERNANCE
 from .governance_sql import POSTGRES_TABLES as GOVERNANCE_TABLES
 
@@ -157,6 +159,8 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
     ),
     (3, "governance: pending changes, recalls, write samples",
      GOVERNANCE + "".join(_rls(table) for table in GOVERNANCE_TABLES)),
+    (4, "episodes: threads, turns, consolidation watermarks",
+     EPISODES + "".join(_rls(table) for table in EPISODE_TABLES)),
 )
 
 

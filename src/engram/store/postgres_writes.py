@@ -11,6 +11,7 @@ from __future__ import annotations
 import psycopg
 
 from ..errors import ConflictError
+from . import episodes_sql
 from . import postgres_rows as rows
 from .base import WriteBatch
 from .governance_sql import Tables, apply_governance
@@ -72,6 +73,8 @@ def apply_batch(conn: psycopg.Connection, s: str, batch: WriteBatch) -> None:
             [rows.audit_params(tenant, d) for d in batch.audit],
         )
     apply_governance(conn, Tables(POSTGRES, f"{s}."), tenant, batch.governance, batch.purge_ids)
+    episodes_sql.apply_episodes(conn, episodes_sql.Tables(POSTGRES, f"{s}."), tenant, batch.episodes,
+                                batch.governance.purged_scopes)
     if not delta.empty:
         _apply_lexicon(conn, s, tenant, delta)
 

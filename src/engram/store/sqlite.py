@@ -24,6 +24,7 @@ import numpy as np
 from ..errors import ConflictError, MigrationError, NotAnEngramDatabaseError, StorageError
 from ..governance.values import PendingChange, PendingQuery, RecallEvent, RecallQuery, SampleQuery, WriteSample
 from ..model import AuditEvent, Job, JobStatus, MemoryRecord, Stats, Version
+from . import episodes_sql as episodes
 from . import governance_sql as governance
 from . import sqlite_jobs as job_rows
 from . import sqlite_rows as rows
@@ -36,6 +37,7 @@ from .vector_cache import LOADED_COLUMNS, VectorCache
 T = TypeVar("T")
 _BUSY_RETRIES = 8
 _GOVERNANCE = governance.Tables(SQLITE)
+_EPISODES = episodes.Tables(SQLITE)
 
 
 def _is_busy(exc: sqlite3.OperationalError) -> bool:
@@ -43,7 +45,7 @@ def _is_busy(exc: sqlite3.OperationalError) -> bool:
     return "locked" in message or "busy" in message
 
 
-class SQLiteStore:
+class SQLiteStore(episodes.EpisodeReads):
     dialect = "sqlite"
     capabilities = frozenset({"exact_vectors", "multi_process"})
 
@@ -216,6 +218,7 @@ class SQLiteStore:
         for job in batch.jobs:
             job_rows.insert_job(conn, job)
         governance.apply_governance(conn, _GOVERNANCE, tenant, batch.governance, batch.purge_ids)
+        episodes.apply_episodes(conn, _EPISODES, tenant, batch.episodes, batch.governance.purged_scopes)
         if batch.records or batch.purge_ids:
             conn.execute(
                 "INSERT INTO tenant_state (tenant, seq) VALUES (?, 1) "
@@ -406,6 +409,34 @@ class SQLiteStore:
     def write_samples(self, tenant: str, query: SampleQuery) -> list[WriteSample]:
         sql, params = governance.sample_select(_GOVERNANCE, tenant, query)
         return [governance.sample_from_row(row) for row in self._read(sql, params)]
+
+    # -- episodes (store/episodes_sql.py) --------------------------------------------------------
+
+    _episode_tables = _EPISODES
+
+    def _episode_rows(self, tenant: str | None, sql: str, params: Sequence[Any]) -> list[Any]:
+        return self._read(sql, params)
+
+    @contextmanager
+    def scope_lease(self, tenant: str, namespace: tuple[str, ...], holder: str, now: datetime,
+                    seconds: float) -> Iterator[bool]:
+        """A lease row: taken when free or expired; released (if still ours) on exit. A
+        holder that dies keeps it only until ``now + seconds``."""
+        key, until = namespace_key(namespace), now.timestamp() + seconds
+        with self._write() as conn:
+            conn.execute("INSERT INTO consolidation_state (tenant, namespace) VALUES (?, ?) ON CONFLICT DO NOTHING",
+                         (tenant, key))
+            got = conn.execute(
+                "UPDATE consolidation_state SET lease_holder = ?, lease_until = ? WHERE tenant = ? AND namespace = ? "
+                "AND (lease_holder IS NULL OR lease_until IS NULL OR lease_until <= ? OR lease_holder = ?)",
+                (holder, until, tenant, key, now.timestamp(), holder)).rowcount == 1
+        try:
+            yield got
+        finally:
+            if got and not self._closed:
+                with self._write() as conn:
+                    conn.execute("UPDATE consolidation_state SET lease_holder = NULL, lease_until = NULL "
+                                 "WHERE tenant = ? AND namespace = ? AND lease_holder = ?", (tenant, key, holder))
 
     def execute_raw(self, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
         """For tests and tooling: run SQL as is (no tenant condition is added)."""

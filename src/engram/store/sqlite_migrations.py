@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .episodes_sql import SQLITE_MIGRATION as EPISODES
 from .governance_sql import SQLITE_MIGRATION as GOVERNANCE
 
 APPLICATION_ID = 0x656E6772  # "engr": marks a SQLite file as engram's
@@ -108,4 +109,5 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
         """,
     ),
     (4, "governance: pending changes, recalls, write samples", GOVERNANCE),
+    (5, "episodes: threads, turns, consolidation watermarks and leases", EPISODES),
 )

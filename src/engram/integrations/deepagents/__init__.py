@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 from .backend import EngramBackend
+from .conversations import ConversationMiddleware
 from .middleware import EngramMemoryMiddleware
 from .policies import FilePolicy, FileWriteIntent, forbid_patterns, rate_limit, require_approval
 from .setups import (
@@ -28,6 +29,7 @@ from .setups import (
 from .skills import SkillFormatError, SkillInfo, check_skill, skill_markdown
 
 __all__ = [
+    "ConversationMiddleware",
     "EngramBackend",
     "EngramMemoryMiddleware",
     "FilePolicy",

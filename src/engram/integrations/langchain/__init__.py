@@ -2,7 +2,8 @@
 
 - ``create_manage_memory_tool``: create, update or delete (forget) a memory.
 - ``create_search_memory_tool``: hybrid search with scores.
-- ``memory_tools``: both, bound to one namespace template.
+- ``create_search_past_conversations_tool``: past conversations (threads of turns).
+- ``memory_tools``: all three, bound to one namespace template.
 
 The scope of every call comes from the run (LangGraph ``configurable``, the run
 context, LangGraph Platform auth), never from the model's arguments. They work in
@@ -18,6 +19,7 @@ __all__ = [
     "NamespaceTemplate",
     "create_manage_memory_tool",
     "create_search_memory_tool",
+    "create_search_past_conversations_tool",
     "memory_tools",
     "scope_from_run",
 ]

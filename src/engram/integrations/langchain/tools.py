@@ -8,8 +8,8 @@ model never names a tenant, user or namespace: the tools have no such argument,
 and arguments a tool does not declare are dropped, so a model cannot reach another
 user's memories; an id from elsewhere answers "not found".
 
-Issue 13 (past conversations) plugs in here: a ``create_search_past_conversations_tool``
-built like ``create_search_memory_tool`` and added to ``TOOL_FACTORIES``.
+``search_past_conversations`` searches the run's past conversations (threads of
+turns) the same way: the user comes from the run, never from the model.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from langchain_core.runnables import RunnableConfig, ensure_config
 from langchain_core.tools import StructuredTool, ToolException
 from pydantic import BaseModel, Field
 
+from ...episodes.shapes import excerpt_data
 from ...errors import EngramError, InvalidValueError, PermissionDeniedError
 from ...memory import Memory
 from ...model import Scope, Source
@@ -44,6 +45,12 @@ SEARCH_DESCRIPTION = (
     "Use it before answering when earlier conversations may matter."
 )
 
+PAST_DESCRIPTION = (
+    "Search your past conversations with this user (earlier threads, not just remembered facts), "
+    "best match first: each result is the matching turns with their neighbours, the thread id and the time. "
+    "Use it to recall how a problem was solved before or what was said in an earlier session."
+)
+
 
 class ManageMemoryArgs(BaseModel):
     action: Literal["create", "update", "delete"] = Field("create", description="What to do")
@@ -57,6 +64,11 @@ class SearchMemoryArgs(BaseModel):
     query: str = Field(description="What to look for, in the user's words")
     limit: int = Field(5, ge=1, le=50, description="How many memories at most")
     kind: KindName | None = Field(None, description="Only memories of this kind")
+
+
+class SearchPastArgs(BaseModel):
+    query: str = Field(description="What to look for, in the user's words")
+    limit: int = Field(3, ge=1, le=20, description="How many conversations at most")
 
 
 # -- the scope of a run ------------------------------------------------------------------
@@ -172,9 +184,28 @@ def create_search_memory_tool(
     return _tool(search_memory, name, SEARCH_DESCRIPTION, SearchMemoryArgs)
 
 
+def create_search_past_conversations_tool(
+    memory: Memory, *, tenant: str = "default", namespace: NamespaceTemplate = DEFAULT_NAMESPACE,
+    name: str = "search_past_conversations", include_descendants: bool = False, window: int = 1,
+) -> StructuredTool:
+    """A tool that searches the past conversations of the run's scope (the user from
+    the run context, config or auth; ``include_descendants`` with an org template, e.g.
+    ``("orgs", "{org_id}")``, lets the application open a whole org's threads)."""
+    template = _check_template(namespace)
+
+    def search_past_conversations(config: RunnableConfig, query: str, limit: int = 3) -> dict[str, Any]:
+        scope = scope_from_run(tenant, template, config)
+        found = memory.search_past_conversations(query, scope, k=limit, window=window,
+                                                 include_descendants=include_descendants)
+        return {"conversations": [excerpt_data(e) for e in found]}
+
+    return _tool(search_past_conversations, name, PAST_DESCRIPTION, SearchPastArgs)
+
+
 ToolFactory = Callable[..., StructuredTool]
-# The tools memory_tools() builds. Past conversations (issue 13) add their factory here.
-TOOL_FACTORIES: tuple[ToolFactory, ...] = (create_manage_memory_tool, create_search_memory_tool)
+# The tools memory_tools() builds.
+TOOL_FACTORIES: tuple[ToolFactory, ...] = (create_manage_memory_tool, create_search_memory_tool,
+                                           create_search_past_conversations_tool)
 
 
 def memory_tools(memory: Memory, *, tenant: str = "default",

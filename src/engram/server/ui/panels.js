@@ -24,7 +24,7 @@
 
   const text = window.ENGRAM_TEXT;
   // approvals and reviews (write-accuracy samples): issue 14, for keys with the "review" permission;
-  // past conversations: issue 13 (its path is a placeholder until the endpoint exists).
+  // past conversations: GET /v1/threads (issue 13; docs/EPISODES.md).
   for (const [id, path, permission] of [["approvals", "/v1/approvals", "review"], ["samples", "/v1/reviews", "review"],
                                         ["conversations", "/v1/threads", null]]) {
     engram.registerPanel({ id, path, permission, title: { en: text.en.panels[id], zh: text.zh.panels[id] },

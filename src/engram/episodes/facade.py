@@ -1,0 +1,161 @@
+"""The episodic-memory and consolidation methods of ``Memory`` (it inherits them):
+thin, each validates its arguments and calls one function of episodes/ or
+consolidation/."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timedelta
+from typing import Any
+
+from ..config import Settings
+from ..consolidation.run import ConsolidationReport, Consolidator
+from ..consolidation.schedule import Schedule, ScheduleClock, load_schedules
+from ..core import WriteCore
+from ..errors import InvalidValueError, NotFoundError
+from ..llm.base import LLM
+from ..model import MemoryRecord, Scope, utc
+from ..pipeline.messages import normalize_messages
+from ..pipeline.run import Pipeline
+from .recorder import record_turns
+from .retention import Retention
+from .search import SearchOptions, ThreadExcerpt, search_turns
+from .values import EpisodeWrites, Thread, ThreadQuery, Turn, TurnQuery
+
+
+class EpisodesFacade:
+    """Threads and turns, search over past conversations, episodes, consolidation."""
+
+    core: WriteCore
+    settings: Settings
+    _llm: LLM | None
+
+    @property
+    def pipeline(self) -> Pipeline:  # provided by Memory
+        raise NotImplementedError
+
+    # -- threads ------------------------------------------------------------------------------
+
+    def record_turns(
+        self, messages: Any, scope: Scope, *, thread_id: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> str | None:
+        """Keep conversation turns in their thread (PII-screened like memories) without
+        extracting anything; returns the thread id (None when episodes are switched off)."""
+        _check_scope(scope)
+        if not self.settings.episodes:
+            return None
+        return record_turns(self.core, normalize_messages(messages), scope, thread_id,
+                            idle_gap=self._idle_gap, metadata=metadata)
+
+    def threads(self, scope: Scope, *, limit: int = 50, include_descendants: bool = False) -> list[Thread]:
+        """The scope's conversations, most recent first."""
+        _check_scope(scope)
+        _check_positive(limit, "limit")
+        return self.core.store.threads(scope.tenant, ThreadQuery(scope.namespace, include_descendants, limit=limit))
+
+    def thread_turns(self, thread_id: str, scope: Scope, *, limit: int = 1000) -> list[Turn]:
+        """Every turn of one thread, in order; NotFoundError when the scope has no such thread."""
+        _check_scope(scope)
+        _check_positive(limit, "limit")
+        if not self.core.store.threads(scope.tenant, ThreadQuery(scope.namespace, ids=(thread_id,), limit=1)):
+            raise NotFoundError(f"no thread {thread_id!r} in scope {scope}")
+        return self.core.store.turns(scope.tenant, TurnQuery(scope.namespace, thread_id=thread_id, limit=limit))
+
+    def search_past_conversations(
+        self, query: str, scope: Scope, *, k: int = 5, window: int = 1, include_descendants: bool = False,
+        before: datetime | None = None,
+    ) -> list[ThreadExcerpt]:
+        """Past turns matching the query by words and by meaning, as thread excerpts (the
+        matching turns with ``window`` neighbours each, thread id, time), best first.
+        ``include_descendants`` searches every scope below (e.g. a whole org); callers
+        decide who may do that."""
+        _check_scope(scope)
+        _check_positive(k, "k")
+        if isinstance(window, bool) or not isinstance(window, int) or not 0 <= window <= 20:
+            raise InvalidValueError(f"window must be an integer in [0, 20], got {window!r}")
+        options = SearchOptions(k=k, window=window, descendants=include_descendants,
+                                lexical_weight=self.settings.turn_lexical_weight,
+                                before=utc(before) if before is not None else None)
+        return search_turns(self.core, scope, query, options)
+
+    # -- consolidation ------------------------------------------------------------------------
+
+    def consolidator(self, *, budget_tokens: int | None = None, holder: str | None = None,
+                     agent: Any = None) -> Consolidator:
+        """``agent``: a LangChain chat model that calls tools; the extraction step is then
+        a LangGraph agent (consolidation/agent.py) instead of the pipeline's extractor."""
+        llm = self._llm or getattr(self.pipeline.extractor, "llm", None)  # the configured LLM writes episodes too
+        consolidator = Consolidator(self.core, lambda: self.pipeline, llm=llm, idle_gap=self._idle_gap,
+                                    budget_tokens=budget_tokens or self.settings.consolidation_budget_tokens,
+                                    agent_model=agent)
+        if holder:
+            consolidator.holder = holder
+        return consolidator
+
+    def consolidate(
+        self, *, tenant: str | None = None, scope: Scope | None = None, dry_run: bool = False,
+        budget_tokens: int | None = None, agent: Any = None,
+    ) -> ConsolidationReport:
+        """Consolidate new turns (after each scope's watermark) into memories and idle
+        threads into episodes, as actor ``consolidator``; ``dry_run`` writes nothing and
+        reports the diff it would apply. ``scope`` limits it to a namespace and below.
+        ``agent`` (a LangChain chat model with tools) runs the extraction as a LangGraph
+        agent; without it the pipeline's extractor runs (rules offline, the LLM when
+        configured). Both write through the one write core."""
+        if budget_tokens is not None:
+            _check_positive(budget_tokens, "budget_tokens")
+        if scope is not None:
+            _check_scope(scope)
+            tenant = scope.tenant
+        return self.consolidator(budget_tokens=budget_tokens, agent=agent).run(
+            tenant, scope.namespace if scope is not None else None, dry_run=dry_run)
+
+    def consolidation_schedules(self) -> list[Schedule]:
+        return load_schedules(self.settings.consolidation_schedules)
+
+    def schedule_clock(self, schedules: Sequence[Schedule] | None = None) -> ScheduleClock:
+        """Which schedules are due when (counted from now, on this memory's clock)."""
+        chosen = self.consolidation_schedules() if schedules is None else list(schedules)
+        return ScheduleClock(chosen, self.core.clock.now())
+
+    def run_due_consolidations(self, clock: ScheduleClock) -> list[ConsolidationReport]:
+        """Run every schedule due now (a worker calls this on each loop)."""
+        consolidator = self.consolidator()
+        return [consolidator.run(s.tenant, s.scope) for s in clock.due(self.core.clock.now())]
+
+    def drop_expired_turns(self) -> int:
+        """Retention: drop turns older than each tenant's retention. Returns how many tenants it ran for."""
+        retention = Retention.load(self.settings.episode_retention)
+        if retention.default_days is None and not retention.tenants:
+            return 0
+        now, done = self.core.clock.now(), 0
+        store = self.core.store
+        for tenant in sorted(set(store.tenants()) | set(retention.tenants)):
+            cutoff = retention.cutoff(tenant, now)
+            if cutoff is not None:
+                self.core.commit([], tenant=tenant, episodes=EpisodeWrites(drop_before=cutoff))
+                done += 1
+        return done
+
+    @property
+    def _idle_gap(self) -> timedelta:
+        return timedelta(minutes=self.settings.episode_idle_minutes)
+
+    def episode_of(self, thread_id: str, scope: Scope) -> MemoryRecord | None:
+        """The episode memory summarising a thread, once written."""
+        found = self.core.store.threads(scope.tenant, ThreadQuery(scope.namespace, ids=(thread_id,), limit=1))
+        if not found or found[0].episode_id is None:
+            return None
+        records = self.core.store.get(scope.tenant, [found[0].episode_id])
+        return records[0] if records else None
+
+
+def _check_scope(scope: Any) -> None:
+    if not isinstance(scope, Scope):
+        raise InvalidValueError(f"scope must be an engram.Scope, got {type(scope).__name__}")
+
+
+def _check_positive(value: Any, what: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise InvalidValueError(f"{what} must be a positive integer, got {value!r}")
