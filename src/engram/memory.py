@@ -27,6 +27,7 @@ from .governance.facade import GovernanceFacade
 from .governance.recalls import Recall
 from .governance.rules import ApprovalRules
 from .governance.values import GovernanceWrites
+from .limits import MAX_OFFSET, check_offset
 from .llm.base import LLM
 from .maintenance import MaintenanceReport
 from .model import (
@@ -44,6 +45,7 @@ from .model import (
     Stats,
     Status,
     Version,
+    check_label,
     parse_enum,
     seen_at,
     utc,
@@ -92,7 +94,7 @@ class Memory(GovernanceFacade):
         self.core = WriteCore(store, self.embedder, self.clock, policies=self.policies,
                               pii=_pii_policies(pii, self.settings),
                               approvals=approvals or ApprovalRules.load(self.settings.approvals),
-                              max_content_chars=self.settings.max_content_chars)
+                              limits=self.settings.limits())
         self._pipeline = pipeline
         self._llm = llm
         self._worker: jobs.Worker | None = None
@@ -179,7 +181,7 @@ class Memory(GovernanceFacade):
         given = [MemoryDraft(d) if isinstance(d, str) else d for d in drafts]
         if self.settings.reply_context:
             given = link_replies(given, self._latest_turns(scope, threads_to_look_up(given), now))
-        records = [build_record(d, scope, now, self.settings.max_content_chars, self.embedder.name) for d in given]
+        records = [build_record(d, scope, now, self.core.limits, self.embedder.name) for d in given]
         return self.core.write([Change(Operation.CREATE, record, actor=actor) for record in records])
 
     def add(
@@ -238,7 +240,7 @@ class Memory(GovernanceFacade):
             worker.stop()
 
     def jobs(self, tenant: str | None = None, statuses: Sequence[JobStatus | str] = (), limit: int = 100) -> list[Job]:
-        return self.store.jobs(tenant, [JobStatus(s) for s in statuses], limit)
+        return self.store.jobs(_tenant_or_all(tenant), [JobStatus(s) for s in statuses], limit)
 
     def drain_jobs(self, max_jobs: int | None = None) -> int:
         """Run due background jobs in this thread until none is due."""
@@ -260,7 +262,7 @@ class Memory(GovernanceFacade):
         if not changes:
             raise InvalidValueError("update needs at least one field to change")
         old = self._current(record_id, scope, expected_version, override_read_only)
-        new = revise(old, changes, self.clock.now(), self.settings.max_content_chars)
+        new = revise(old, changes, self.clock.now(), self.core.limits)
         return self.core.write([Change(Operation.UPDATE, new, old, actor, reason)])[0]
 
     def supersede(
@@ -281,7 +283,7 @@ class Memory(GovernanceFacade):
         draft_fields = {"kind": old.kind, "importance": old.importance, "category": old.category, "tags": old.tags,
                         **fields}
         new = build_record(MemoryDraft(content, source=source, **draft_fields), old.scope, now,
-                           self.settings.max_content_chars, self.embedder.name)
+                           self.core.limits, self.embedder.name)
         created, retired = self.core.write(superseding(old, new, actor=actor, reason=reason, at=now))
         return retired, created
 
@@ -314,7 +316,7 @@ class Memory(GovernanceFacade):
         now = self.clock.now()
         if seen_at(old, now).status is Status.ACTIVE:
             raise InvalidValueError(f"memory {record_id} is already active; use update()")
-        new = revise(old, changes, now, self.settings.max_content_chars)
+        new = revise(old, changes, now, self.core.limits)
         expires_at = new.expires_at if "expires_at" in changes or not old.expires_at or old.expires_at > now else None
         new = replace(new, status=Status.ACTIVE, valid_to=None, superseded_by=None, expires_at=expires_at)
         return self.core.write([Change(Operation.RESTORE, new, old, actor, reason)])[0]
@@ -460,8 +462,7 @@ class Memory(GovernanceFacade):
         active and valid now. Ask for other ``statuses`` (or ``None``: any) to see
         history; an active record whose validity ended is shown, and filtered, as
         expired (a page may then hold fewer than ``limit`` items)."""
-        if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
-            raise InvalidValueError(f"offset must be an integer >= 0, got {offset!r}")
+        check_offset(offset)
         _check_positive(limit, "limit")
         now = self.clock.now()
         where = _valid_now(record_filter(scope, include_descendants=include_descendants, kinds=kinds,
@@ -495,6 +496,7 @@ class Memory(GovernanceFacade):
     def stats(self, tenant: str | None = None) -> Stats:
         """Store counts plus background jobs by status, LLM tokens spent by add() and
         the PII policy in force."""
+        tenant = _tenant_or_all(tenant)
         base = self.store.stats(tenant)
         tenants = [tenant] if tenant else self.store.tenants()
         tokens = {"prompt_tokens": 0, "completion_tokens": 0}
@@ -589,9 +591,13 @@ def _check_scope(scope: Any) -> None:
         raise InvalidValueError(f"scope must be an engram.Scope, got {type(scope).__name__}")
 
 
+def _tenant_or_all(tenant: str | None) -> str | None:
+    return None if tenant is None else check_label(tenant, "tenant")
+
+
 def _check_positive(value: Any, what: str) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise InvalidValueError(f"{what} must be a positive integer, got {value!r}")
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= MAX_OFFSET:
+        raise InvalidValueError(f"{what} must be a positive integer up to 2**62, got {value!r}")
 
 
 def _valid_now(where: RecordFilter, now: datetime) -> RecordFilter:

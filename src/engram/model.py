@@ -79,16 +79,30 @@ def check_unit_interval(value: Any, what: str) -> float:
     return number
 
 
+# Characters no label may hold anywhere: controls, zero-width and other invisible
+# format characters (U+200B, U+200D, U+FEFF, U+00AD, bidi marks), lone surrogates,
+# private-use characters and line/paragraph separators.
+FORBIDDEN_IN_LABELS = frozenset({"Cc", "Cf", "Cs", "Co", "Zl", "Zp"})
+
+
 def check_label(label: Any, what: str = "namespace label") -> str:
+    """A tenant or namespace label in its one canonical form: Unicode NFKC (full-width
+    and compatibility variants become their plain letters) without leading or trailing
+    whitespace. Labels holding invisible or control characters are refused, so two
+    labels that look the same are the same label (docs/CONCEPTS.md, Scopes)."""
     if not isinstance(label, str):
         raise InvalidScopeError(f"{what} must be a string, got {type(label).__name__}")
-    if not label or not label.strip():
+    if any(unicodedata.category(ch) in FORBIDDEN_IN_LABELS for ch in label):
+        raise InvalidScopeError(
+            f"{what} {label!r} contains a control, zero-width or other invisible character, or a lone surrogate")
+    canonical = (label if label.isascii() else unicodedata.normalize("NFKC", label)).strip()
+    if not canonical:
         raise InvalidScopeError(f"{what} must not be empty")
-    if len(label) > MAX_LABEL_CHARS:
+    if len(canonical) > MAX_LABEL_CHARS:
         raise InvalidScopeError(f"{what} is longer than {MAX_LABEL_CHARS} characters")
-    if any(unicodedata.category(ch) in ("Cc", "Cs") for ch in label):
-        raise InvalidScopeError(f"{what} {label!r} contains a control character or a lone surrogate")
-    return label
+    if canonical != label and any(unicodedata.category(ch) in FORBIDDEN_IN_LABELS for ch in canonical):
+        raise InvalidScopeError(f"{what} {label!r} becomes an invisible character under NFKC")
+    return canonical
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,15 +118,13 @@ class Scope:
     namespace: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        check_label(self.tenant, "tenant")
+        object.__setattr__(self, "tenant", check_label(self.tenant, "tenant"))
         if isinstance(self.namespace, str):
             raise InvalidScopeError("namespace must be a tuple of labels, not a string")
         namespace = tuple(self.namespace)
         if len(namespace) > MAX_NAMESPACE_DEPTH:
             raise InvalidScopeError(f"namespace is deeper than {MAX_NAMESPACE_DEPTH} labels")
-        for label in namespace:
-            check_label(label)
-        object.__setattr__(self, "namespace", namespace)
+        object.__setattr__(self, "namespace", tuple(check_label(label) for label in namespace))
 
     @classmethod
     def for_user(cls, tenant: str, user: str, *, agent: str | None = None) -> Scope:

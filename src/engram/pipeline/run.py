@@ -17,7 +17,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from ..core import Admitted, Change, WriteCore, superseding
-from ..errors import ConflictError, LLMError, PermissionDeniedError
+from ..errors import ConflictError, LLMError, PermissionDeniedError, ValidationError
 from ..governance.events import extract_detail
 from ..governance.values import GovernanceWrites, PendingChange
 from ..llm.base import TokenUsage
@@ -201,7 +201,12 @@ class AddRun:
             target = decision.target.id if decision.target else None
             plan.events.append(_event("NOOP", candidate, decision.reason, target))
             return
-        self._accept(candidate, decision, self._changes(candidate, vector, decision), plan)
+        try:
+            changes = self._changes(candidate, vector, decision)
+        except ValidationError as exc:  # over an input limit (tags, metadata …): this item only is dropped
+            plan.events.append(self._skipped(candidate, f"invalid item: {exc}"))
+            return
+        self._accept(candidate, decision, changes, plan)
 
     def _decide(self, candidate: Candidate, similar: list[Similar]) -> Decision:
         policy = self.settings.reconcile
@@ -222,7 +227,7 @@ class AddRun:
             fields = {"content": decision.content or candidate.content,
                       "importance": max(target.importance, candidate.importance),
                       "confidence": max(target.confidence, candidate.confidence)}
-            new = replace(revise(target, fields, now, self.core.max_content_chars), source=self._source(candidate))
+            new = replace(revise(target, fields, now, self.core.limits), source=self._source(candidate))
             return [Change(Operation.UPDATE, new, target, self.actor, decision.reason, detail,
                            vector=vector, vector_text=candidate.content)]
         record = self._new_record(candidate, decision.content or candidate.content, now)
@@ -238,6 +243,9 @@ class AddRun:
             admitted = [self.core.admit(change) for change in changes]
         except PermissionDeniedError as exc:
             plan.events.append(self._skipped(candidate, f"refused: {exc}"))
+            return
+        except ValidationError as exc:
+            plan.events.append(self._skipped(candidate, f"invalid item: {exc}"))
             return
         written = admitted[0].record
         assert written is not None
@@ -258,7 +266,7 @@ class AddRun:
                                     written.version, target, candidate.source_message_ids))
 
     def _new_record(self, candidate: Candidate, content: str, now: datetime) -> MemoryRecord:
-        record = build_record(self._draft(candidate, content, now), self.scope, now, self.core.max_content_chars,
+        record = build_record(self._draft(candidate, content, now), self.scope, now, self.core.limits,
                               self.core.embedder.name)
         existing = self.core.store.get(self.scope.tenant, [record.id])
         if existing and existing[0].status is not Status.ACTIVE:  # same fact, forgotten meanwhile

@@ -32,16 +32,18 @@ def check_namespace(namespace: Any, *, for_write: bool = False, wildcards: bool 
         raise EngramInvalidNamespaceError("Namespace cannot be empty.")
     if for_write and labels[0] == "langgraph":
         raise EngramInvalidNamespaceError(f'Root label for namespace cannot be "langgraph". Got: {labels}')
+    canonical = []
     for label in labels:
         if wildcards and label == "*":
+            canonical.append(label)
             continue
         try:
-            check_label(label)
+            canonical.append(check_label(label))
         except InvalidScopeError as exc:
             raise EngramInvalidNamespaceError(f"Invalid namespace label in {labels}: {exc}") from None
     if len(labels) > 16:
         raise EngramInvalidNamespaceError(f"namespace {labels} is deeper than 16 labels")
-    return labels
+    return tuple(canonical)
 
 
 def split_filter(filter: Mapping[str, Any] | None) -> tuple[dict[str, Any], dict[str, Any]]:
