@@ -372,8 +372,11 @@ class Memory(GovernanceFacade):
         created_before: datetime | None = None,
         statuses: Sequence[Status | str] | Status | str | None = (Status.ACTIVE,),
         retriever: str | None = None,
+        diversify: bool = True,
     ) -> list[SearchHit]:
-        """Hybrid search inside a scope; each hit carries its score and why."""
+        """Hybrid search inside a scope; each hit carries its score and why. Hits whose
+        content repeats a better hit word for word are dropped unless ``diversify=False``
+        (for callers whose records are keyed by something else than their text)."""
         if not isinstance(query, str) or not query.strip():
             raise InvalidValueError("query must be a non-empty string")
         _check_positive(k, "k")
@@ -385,6 +388,8 @@ class Memory(GovernanceFacade):
         settings = self.settings.retrieval()
         if retriever is not None:
             settings = replace(settings, retriever=cast(Retriever, retriever))  # RetrievalSettings checks it
+        if not diversify:
+            settings = replace(settings, diversify=False)
         hits = retrieve(self.store, self.embedder, scope.tenant, where, query, k=k, settings=settings, now=now)
         return [replace(hit, record=seen_at(hit.record, now)) for hit in hits if hit.score >= min_score][:k]
 

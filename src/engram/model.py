@@ -94,7 +94,8 @@ def check_label(label: Any, what: str = "namespace label") -> str:
         raise InvalidScopeError(f"{what} must be a string, got {type(label).__name__}")
     if any(unicodedata.category(ch) in FORBIDDEN_IN_LABELS for ch in label):
         raise InvalidScopeError(
-            f"{what} {label!r} contains a control, zero-width or other invisible character, or a lone surrogate")
+            f"{what} {label!r} contains a control character, an invisible (zero-width or format) character "
+            "or a lone surrogate")
     canonical = (label if label.isascii() else unicodedata.normalize("NFKC", label)).strip()
     if not canonical:
         raise InvalidScopeError(f"{what} must not be empty")

@@ -116,20 +116,30 @@ class Slots:
         reason: str | None = None,
     ) -> bool:
         """Soft-delete (forget) the record of ``key``; True when a live one existed.
-        Its versions and audit stay; writing the key again continues the same history."""
-        current = self.stored(scope, key)
-        if current is None or current.status is not Status.ACTIVE:
-            if expected_version not in (None, 0):
-                raise ConflictError(f"{key!r} in {scope} does not exist, expected version {expected_version}")
-            return False
-        was_live = current.is_valid_at(self.memory.clock.now())
-        if expected_version is not None and (current.version if was_live else 0) != expected_version:
-            raise ConflictError(f"{key!r} in {scope} is at version {current.version}, expected {expected_version}")
-        try:
-            self.memory.forget(current.id, scope, actor=actor, reason=reason, override_read_only=override_read_only)
-        except NotFoundError:  # purged meanwhile
-            return False
-        return was_live
+        Its versions and audit stay; writing the key again continues the same history.
+        ``expected_version`` makes it a compare-and-swap; without it, a delete racing
+        concurrent writers retries until it lands, as ``put`` does."""
+        for _ in range(_RETRIES):
+            current = self.stored(scope, key)
+            if current is None or current.status is not Status.ACTIVE:
+                if expected_version not in (None, 0):
+                    raise ConflictError(f"{key!r} in {scope} does not exist, expected version {expected_version}")
+                return False
+            was_live = current.is_valid_at(self.memory.clock.now())
+            if expected_version is not None and (current.version if was_live else 0) != expected_version:
+                raise ConflictError(
+                    f"{key!r} in {scope} is at version {current.version}, expected {expected_version}")
+            try:
+                self.memory.forget(current.id, scope, actor=actor, reason=reason,
+                                   override_read_only=override_read_only)
+            except NotFoundError:  # purged meanwhile
+                return False
+            except ConflictError:
+                if expected_version is not None:
+                    raise
+                continue
+            return was_live
+        raise ConflictError(f"{key!r} in {scope}: too many concurrent writers, gave up after {_RETRIES} tries")
 
     def _create(self, scope: Scope, key: str, value: SlotValue, actor: str) -> MemoryRecord:
         draft = MemoryDraft(
