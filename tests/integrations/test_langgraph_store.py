@@ -395,3 +395,17 @@ def test_the_langgraph_root_is_refused_by_put_only_as_langgraph_does(store):
             target.put(("langgraph", "x"), "k", {"v": 1})
         target.batch([PutOp(("langgraph", "x"), "k", {"v": 1})])
         assert target.batch([GetOp(("langgraph", "x"), "k")])[0].value == {"v": 1}
+
+
+def test_filters_on_dotted_paths_hyphens_digits_and_nul(store):
+    """Found by LangGraph's own SqliteStore tests (bench/reliability/langgraph_contract.py):
+    a dotted filter key reaches into nested objects when no top-level field has that name;
+    a NUL in a filter value matches nothing instead of failing."""
+    store.put(("docs",), "hyphen", {"access-level": "public", "user": {"access-level": "nested"}})
+    store.put(("docs",), "digit", {"123abc": "ok", "user": {"123abc": "ok2"}})
+    store.put(("docs",), "literal", {"a.b": 1})
+    assert [i.key for i in store.search(("docs",), filter={"access-level": "public"})] == ["hyphen"]
+    assert [i.key for i in store.search(("docs",), filter={"user.access-level": "nested"})] == ["hyphen"]
+    assert [i.key for i in store.search(("docs",), filter={"user.123abc": "ok2"})] == ["digit"]
+    assert [i.key for i in store.search(("docs",), filter={"a.b": 1})] == ["literal"]
+    assert store.search(("docs",), filter={"access-level": "public\x00' OR '1'='1"}) == []
