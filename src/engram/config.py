@@ -55,6 +55,12 @@ class Settings(BaseSettings):
         3600.0, ge=0, description="how often a worker expires and consolidates memories (0: never)"
     )
     record_recalls: bool = Field(True, description="log which memories context() served, in the audit")
+    # model calls (extractor="llm"): engram/llm/http.py
+    llm_timeout_s: float = Field(30.0, gt=0, description="bound on each socket operation of a model call")
+    llm_deadline_s: float = Field(120.0, gt=0, description="bound on one whole model call, retries included")
+    llm_max_retry_after_s: float = Field(
+        30.0, ge=0, description="a provider asking to wait longer (Retry-After) is not waited for: the call fails")
+    add_deadline_s: float = Field(300.0, gt=0, description="bound on all the model calls of one add()")
     pii_policy: str | None = Field(
         None, description="PII policy per tenant: JSON text or a .json/.toml file (docs/CONCEPTS.md, PII)"
     )

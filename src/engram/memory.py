@@ -53,7 +53,7 @@ from .model import (
 from .pii import PIIPolicies, PIIPolicy
 from .pipeline import jobs
 from .pipeline.messages import normalize_messages
-from .pipeline.run import AddResult, AddRun, Pipeline
+from .pipeline.run import AddResult, AddRun, Pipeline, PipelineSettings
 from .replies import link_replies, threads_to_look_up
 from .search.context import ContextBlock, build_context
 from .search.retrieve import Retriever, retrieve
@@ -222,8 +222,10 @@ class Memory(GovernanceFacade):
             if llm is None and self.settings.extractor == "llm":
                 from .llm.openai import OpenAICompatibleLLM
 
-                llm = OpenAICompatibleLLM.from_env()
-            self._pipeline = Pipeline.default(llm)
+                llm = OpenAICompatibleLLM.from_env(
+                    timeout=self.settings.llm_timeout_s, deadline_s=self.settings.llm_deadline_s,
+                    max_retry_after_s=self.settings.llm_max_retry_after_s)
+            self._pipeline = Pipeline.default(llm, PipelineSettings(add_deadline_s=self.settings.add_deadline_s))
         return self._pipeline
 
     def start_worker(self) -> None:

@@ -21,6 +21,7 @@ from ..errors import ConflictError, LLMError, PermissionDeniedError, ValidationE
 from ..governance.events import extract_detail
 from ..governance.values import GovernanceWrites, PendingChange
 from ..llm.base import TokenUsage
+from ..llm.deadline import within
 from ..model import Kind, MemoryRecord, Message, Operation, Scope, Source, Status
 from ..pii import ENCRYPTED_KEY, Redactor, masked_for_display
 from ..store.base import AuditDraft, RecordFilter
@@ -48,6 +49,7 @@ class PipelineSettings:
     reconcile: ReconcilePolicy = field(default_factory=ReconcilePolicy)
     dedup_window: timedelta = timedelta(minutes=5)
     similar_k: int = 5
+    add_deadline_s: float | None = 300.0  # every model call of one add() ends by then (engram.llm.deadline)
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,6 +137,10 @@ class AddRun:
         if not (decision.fire or force):
             return AddResult((), False, decision.reason, self.pipeline.extractor.name)
         reason = decision.reason if decision.fire else "forced"
+        with within(self.settings.add_deadline_s):
+            return self._extract_and_write(messages, reason)
+
+    def _extract_and_write(self, messages: Sequence[Message], reason: str) -> AddResult:
         try:
             extraction = extract(self.pipeline.extractor, messages)
         except LLMError as exc:
