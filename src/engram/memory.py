@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import IO, Any, cast
+from typing import IO, Any, TypeVar, cast
 
 from . import jsonl, maintenance
 from .clock import Clock, SystemClock
@@ -260,12 +260,18 @@ class Memory(GovernanceFacade):
         **changes: Any,
     ) -> MemoryRecord:
         """Write a new version with some fields changed. ``expected_version`` makes it a
-        compare-and-swap: ConflictError if someone else changed the record first."""
+        compare-and-swap: ConflictError if someone else changed the record first.
+        Without it the write never fails because of a concurrent writer: it is
+        applied to the newest version (the last writer wins)."""
         if not changes:
             raise InvalidValueError("update needs at least one field to change")
-        old = self._current(record_id, scope, expected_version, override_read_only)
-        new = revise(old, changes, self.clock.now(), self.core.limits)
-        return self.core.write([Change(Operation.UPDATE, new, old, actor, reason)])[0]
+
+        def attempt() -> MemoryRecord:
+            old = self._current(record_id, scope, expected_version, override_read_only)
+            new = revise(old, changes, self.clock.now(), self.core.limits)
+            return self.core.write([Change(Operation.UPDATE, new, old, actor, reason)])[0]
+
+        return _last_writer_wins(attempt, expected_version)
 
     def supersede(
         self,
@@ -293,12 +299,17 @@ class Memory(GovernanceFacade):
         self, record_id: str, scope: Scope, *, reason: str | None = None, actor: str = DEFAULT_ACTOR,
         override_read_only: bool = False,
     ) -> MemoryRecord:
-        """Soft delete: the record leaves search and context; its history stays."""
-        old = self._current(record_id, scope, None, override_read_only)
-        if old.status is Status.DELETED:
-            return old
-        new = retire(old, Status.DELETED, self.clock.now())
-        return self.core.write([Change(Operation.FORGET, new, old, actor, reason)])[0]
+        """Soft delete: the record leaves search and context; its history stays. A
+        concurrent writer never makes it fail: it forgets the newest version."""
+
+        def attempt() -> MemoryRecord:
+            old = self._current(record_id, scope, None, override_read_only)
+            if old.status is Status.DELETED:
+                return old
+            new = retire(old, Status.DELETED, self.clock.now())
+            return self.core.write([Change(Operation.FORGET, new, old, actor, reason)])[0]
+
+        return _last_writer_wins(attempt, None)
 
     def restore(
         self,
@@ -596,6 +607,23 @@ def _pii_policies(pii: PIIPolicy | PIIPolicies | None, settings: Settings) -> PI
 def _check_scope(scope: Any) -> None:
     if not isinstance(scope, Scope):
         raise InvalidValueError(f"scope must be an engram.Scope, got {type(scope).__name__}")
+
+
+PLAIN_WRITE_RETRIES = 16
+T = TypeVar("T")
+
+
+def _last_writer_wins(attempt: Callable[[], T], expected_version: int | None) -> T:
+    """Run a read-then-write; a plain one (no ``expected_version``) that lost a race
+    to a concurrent writer reads again and retries, so it never fails because of one."""
+    if expected_version is not None:
+        return attempt()
+    for _ in range(PLAIN_WRITE_RETRIES - 1):
+        try:
+            return attempt()
+        except ConflictError:
+            continue
+    return attempt()
 
 
 def _tenant_or_all(tenant: str | None) -> str | None:
