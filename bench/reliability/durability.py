@@ -24,9 +24,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import _common  # noqa: E402
+import _common
 
-from engram import FakeHashEmbedder, Memory, Scope, Settings  # noqa: E402
+from engram import FakeHashEmbedder, Memory, Scope, Settings
 
 TENANT = "durable"
 

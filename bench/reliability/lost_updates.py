@@ -19,9 +19,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import _common  # noqa: E402
+import _common
 
-from engram import ConflictError, FakeHashEmbedder, Memory, Scope, Settings  # noqa: E402
+from engram import ConflictError, FakeHashEmbedder, Memory, Scope, Settings
 
 TENANT = "counters"
 SCOPE = Scope(TENANT, ("shared",))
