@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import durability
 import lost_updates
+import pytest
+import tenant_attack
 
 
 def test_kill_9_loses_no_acknowledged_write(backend_name):
@@ -22,3 +24,17 @@ def test_compare_and_swap_loses_no_update_and_plain_writes_never_fail(backend_na
         assert result["increments"] == result["threads"] * result["processes"] * 4
         if result["cas"]:
             assert result["final"] == result["increments"], result
+
+
+def test_no_cross_tenant_leak_through_any_surface(backend_name):
+    result = tenant_attack.run(backend_name, rounds=1, side_documents=5)
+    assert result["attempts"] > 300
+    assert (result["leaks"], result["server_errors"], result["victim_records_changed"]) == (0, 0, 0), result
+
+
+def test_no_side_channel_between_tenants(backend_name):
+    if backend_name == "sqlite":
+        pytest.xfail("issue 11 item 1 (per-tenant lexical statistics on SQLite) is fixed on another branch; "
+                     "remove this xfail once it is merged")
+    result = tenant_attack.run(backend_name, rounds=0, side_documents=20)
+    assert not result["side_channel"]["changed"], result["side_channel"]
