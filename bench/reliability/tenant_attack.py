@@ -18,9 +18,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import _common  # noqa: E402
+import _common
 
-from engram import EngramError, FakeHashEmbedder, Memory, Scope, Settings  # noqa: E402
+from engram import EngramError, FakeHashEmbedder, Memory, Scope, Settings
 
 VICTIM, ATTACKER = "victim", "attacker"
 KEYS = {"key-victim-0123456789": VICTIM, "key-attacker-0123456789": ATTACKER}
