@@ -70,8 +70,9 @@ _SERVER: dict[str, Any] = {}
 def _pg_server(pg_url: str | None) -> tuple[str, Path | None]:
     """(superuser URL, data directory or None) of the server to use, started once per process."""
     pg_url = pg_url or os.environ.get("ENGRAM_TEST_PG_URL")
-    if pg_url:
-        return pg_url, None
+    if pg_url:  # its data directory, when known (ENGRAM_TEST_PG_DATA), is scanned by pii_scan
+        data = os.environ.get("ENGRAM_TEST_PG_DATA")
+        return pg_url, Path(data) if data else None
     if "url" not in _SERVER:
         import logging
         import warnings

@@ -121,7 +121,8 @@ def _http_attacks(memory: Memory, found: Findings) -> None:
         ]
     requests += [
         ("POST", "/v1/search", {"json": {"query": found.marker, "include_descendants": True, "k": 1000}}),
-        ("POST", "/v1/search", {"json": {"query": "x", "include_descendants": True, "metadata": {"secret": found.marker}}}),
+        ("POST", "/v1/search", {"json": {"query": "x", "include_descendants": True,
+                                         "metadata": {"secret": found.marker}}}),
         ("POST", "/v1/context", {"json": {"query": found.marker}}),
         ("POST", "/v1/memories", {"json": {"content": "x", "scope": {"namespace": ["a"]}, "tenant": VICTIM}}),
         ("GET", "/v1/memories", {"params": {"tenant": VICTIM, "include_descendants": "true"}}),

@@ -20,5 +20,8 @@ def backend_name(request) -> str:
         if pgtools.SKIP_REASON:
             pytest.skip(pgtools.SKIP_REASON)
         server = pgtools.session_server()
-        request.getfixturevalue("monkeypatch").setenv("ENGRAM_TEST_PG_URL", server.url)
+        monkeypatch = request.getfixturevalue("monkeypatch")
+        monkeypatch.setenv("ENGRAM_TEST_PG_URL", server.url)
+        if server.handle is not None:
+            monkeypatch.setenv("ENGRAM_TEST_PG_DATA", str(server.handle.pgdata))
     return request.param
