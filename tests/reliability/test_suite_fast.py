@@ -4,6 +4,7 @@ same scripts as the long runs, with small sizes, on both backends."""
 from __future__ import annotations
 
 import durability
+import http_fuzz
 import lost_updates
 import pii_scan
 import pytest
@@ -56,3 +57,9 @@ def test_purged_text_leaves_no_trace_in_the_database_files(backend_name):
                  "branch; remove this xfail once it is merged")
     result = pii_scan.run(backend_name, records=8)
     assert result["found"]["purged"] == 0
+
+
+def test_http_fuzzing_and_hostile_bodies_get_no_5xx(backend_name):
+    result = http_fuzz.run(backend_name, examples=3)
+    assert result["operations"] >= 30 and result["hostile"] >= 60
+    assert result["status_5xx"] == 0 and result["ok"], result["failures"]
