@@ -8,6 +8,7 @@ import http_fuzz
 import lost_updates
 import pii_scan
 import pytest
+import stateful_model
 import tenant_attack
 
 
@@ -63,3 +64,8 @@ def test_http_fuzzing_and_hostile_bodies_get_no_5xx(backend_name):
     result = http_fuzz.run(backend_name, examples=3)
     assert result["operations"] >= 30 and result["hostile"] >= 60
     assert result["status_5xx"] == 0 and result["ok"], result["failures"]
+
+
+def test_the_store_behaves_like_its_in_memory_model(backend_name):
+    result = stateful_model.run(backend_name, examples=8, steps=15)
+    assert result["divergences"] == 0, result["divergence"]
