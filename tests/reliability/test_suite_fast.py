@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import durability
 import http_fuzz
+import llm_faults
 import lost_updates
 import pii_scan
 import pytest
@@ -69,3 +70,10 @@ def test_http_fuzzing_and_hostile_bodies_get_no_5xx(backend_name):
 def test_the_store_behaves_like_its_in_memory_model(backend_name):
     result = stateful_model.run(backend_name, examples=8, steps=15)
     assert result["divergences"] == 0, result["divergence"]
+
+
+def test_llm_faults_end_within_the_add_budget_and_are_never_silent(backend_name):
+    rows = llm_faults.run(backend_name, repeat=1, call_deadline=0.5, add_deadline=1.0)
+    assert {row["fault"] for row in rows} == set(llm_faults.FAULTS)
+    for row in rows:
+        assert row["ok"], row
