@@ -55,12 +55,9 @@ OPENED = []
 
 def _target():
     if POSTGRES:
-        import psycopg
         schema = "lg_" + uuid.uuid4().hex[:12]
-        with psycopg.connect(POSTGRES, autocommit=True) as conn:
-            conn.execute(f'CREATE SCHEMA "{schema}"')
         joiner = "&" if "?" in POSTGRES else "?"
-        return f"{POSTGRES}{joiner}options=-csearch_path%3D{schema}"
+        return f"{POSTGRES}{joiner}engram_schema={schema}"
     return os.path.join(tempfile.mkdtemp(), "memory.db")
 
 
