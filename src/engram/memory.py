@@ -13,11 +13,12 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import IO, Any, TypeVar, cast
+from typing import IO, Any, cast
 
 from . import jsonl, maintenance
 from .clock import Clock, SystemClock
 from .config import Settings
+from .contention import last_writer_wins
 from .core import Change, Policy, WriteCore, WriteIntent, superseding
 from .embed import Embedder, make_embedder
 from .embed.reindex import reindex_store
@@ -271,7 +272,8 @@ class Memory(GovernanceFacade):
             new = revise(old, changes, self.clock.now(), self.core.limits)
             return self.core.write([Change(Operation.UPDATE, new, old, actor, reason)])[0]
 
-        return _last_writer_wins(attempt, expected_version)
+        return last_writer_wins(attempt, budget_s=self._contention_budget_s,
+                                compare_and_swap=expected_version is not None)
 
     def supersede(
         self,
@@ -309,7 +311,7 @@ class Memory(GovernanceFacade):
             new = retire(old, Status.DELETED, self.clock.now())
             return self.core.write([Change(Operation.FORGET, new, old, actor, reason)])[0]
 
-        return _last_writer_wins(attempt, None)
+        return last_writer_wins(attempt, budget_s=self._contention_budget_s)
 
     def restore(
         self,
@@ -560,6 +562,11 @@ class Memory(GovernanceFacade):
 
     # -- helpers -----------------------------------------------------------------------------
 
+    @property
+    def _contention_budget_s(self) -> float:
+        """How long a plain write outlasts concurrent writers (as long as a lock wait)."""
+        return max(self.settings.busy_timeout_ms / 1000.0, 1.0)
+
     def _stored(self, record_id: str, scope: Scope) -> MemoryRecord:
         """The record as stored (no read-time view), or NotFoundError outside the scope."""
         _check_scope(scope)
@@ -607,23 +614,6 @@ def _pii_policies(pii: PIIPolicy | PIIPolicies | None, settings: Settings) -> PI
 def _check_scope(scope: Any) -> None:
     if not isinstance(scope, Scope):
         raise InvalidValueError(f"scope must be an engram.Scope, got {type(scope).__name__}")
-
-
-PLAIN_WRITE_RETRIES = 16
-T = TypeVar("T")
-
-
-def _last_writer_wins(attempt: Callable[[], T], expected_version: int | None) -> T:
-    """Run a read-then-write; a plain one (no ``expected_version``) that lost a race
-    to a concurrent writer reads again and retries, so it never fails because of one."""
-    if expected_version is not None:
-        return attempt()
-    for _ in range(PLAIN_WRITE_RETRIES - 1):
-        try:
-            return attempt()
-        except ConflictError:
-            continue
-    return attempt()
 
 
 def _tenant_or_all(tenant: str | None) -> str | None:
