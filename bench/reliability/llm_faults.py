@@ -58,16 +58,16 @@ def one_fault(url: str, name: str, reply: StubReply, call_deadline: float, add_d
         started = time.monotonic()
         result = memory.add(TURN, scope, force=True)
         took = time.monotonic() - started
+        requests = len(stub.requests)  # by this add() (the worker below drains every tenant's jobs)
         memory.add(TURN, scope, force=True, background=True)
         memory.drain_jobs()
         (job,) = memory.jobs(scope.tenant)
         stored = len(memory.list(scope).items)
-        requests = len(stub.requests)
     control = name.startswith("valid")
     silent = not result.events or any(e.event == "SKIPPED" and not e.reason for e in result.events)
     job_says = job.last_error is not None or bool((job.result or {}).get("events"))
     ok = took <= add_deadline + 1.0 and not silent and job_says and (stored >= 1 if control else stored == 0)
-    return {"fault": name, "seconds": round(took, 2), "requests": requests,
+    return {"fault": name, "seconds": round(took, 2), "requests_by_add": requests,
             "events": [f"{e.event}: {e.reason[:60]}" for e in result.events][:3], "stored": stored,
             "job": job.status.value, "ok": ok}
 
