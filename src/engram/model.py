@@ -11,7 +11,7 @@ from enum import StrEnum
 from types import MappingProxyType
 from typing import Any
 
-from .errors import InvalidScopeError, InvalidValueError
+from .errors import ConfigError, InvalidScopeError, InvalidValueError
 
 MAX_LABEL_CHARS = 256
 MAX_NAMESPACE_DEPTH = 16
@@ -104,6 +104,15 @@ def check_label(label: Any, what: str = "namespace label") -> str:
     if canonical != label and any(unicodedata.category(ch) in FORBIDDEN_IN_LABELS for ch in canonical):
         raise InvalidScopeError(f"{what} {label!r} becomes an invisible character under NFKC")
     return canonical
+
+
+def tenant_in_config(name: Any, where: str) -> str:
+    """A tenant named in a configuration file (PII policy, approval rules), in the same
+    canonical form as every Scope, so "ａｃｍｅ " in a file is the tenant "acme"."""
+    try:
+        return check_label(name, "tenant")
+    except InvalidScopeError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
 
 
 @dataclass(frozen=True, slots=True)

@@ -72,3 +72,15 @@ def test_langgraph_namespaces_are_canonical(memory):
 
     with pytest.raises(InvalidNamespaceError):
         store.put(("users", "ali\u200bce"), "k", {"text": "x"})
+
+
+def test_tenants_named_in_configuration_files_are_canonical_too():
+    from engram import PIIPolicies
+    from engram.governance.rules import ApprovalRules
+
+    policies = PIIPolicies.load('{"tenants": {"ａｃｍｅ ": {"actions": {"phone": "forbid"}}}}')
+    assert policies.for_tenant(Scope("acme").tenant).action_for("phone") == "forbid"
+    with pytest.raises(ConfigError, match="invisible"):
+        PIIPolicies.load('{"tenants": {"ac\\u200bme": {"actions": {"phone": "forbid"}}}}')
+    rules = ApprovalRules.load('{"tenants": {" acme": [{"name": "all", "kinds": ["rule"]}]}}')
+    assert [rule.name for rule in rules.for_tenant("acme")] == ["all"]
