@@ -22,6 +22,7 @@ class StubReply:
     body: Any = None  # a dict/list is sent as JSON, a str as-is
     headers: Mapping[str, str] = field(default_factory=dict)
     delay: float = 0.0  # seconds to wait before answering (to provoke client timeouts)
+    drip: float = 0.0  # seconds between single bytes of the body (a server too slow to ever finish)
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,7 @@ class StubOpenAI:
         self._script = script if callable(script) else list(script)
         self._lock = threading.Lock()
         self.requests: list[RecordedRequest] = []
+        self.cut_off: list[int] = []  # for each dripped answer the client hung up on: the bytes it got
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True)
@@ -105,7 +107,17 @@ def _handler_for(stub: StubOpenAI) -> type[BaseHTTPRequestHandler]:
             for name, value in reply.headers.items():
                 self.send_header(name, value)
             self.end_headers()
-            self.wfile.write(data)
+            if not reply.drip:
+                self.wfile.write(data)
+                return
+            for sent in range(len(data)):
+                try:
+                    self.wfile.write(data[sent : sent + 1])
+                    self.wfile.flush()
+                except (BrokenPipeError, ConnectionResetError):
+                    stub.cut_off.append(sent)
+                    return
+                time.sleep(reply.drip)
 
         def log_message(self, format: str, *args: Any) -> None:  # keep test output clean
             pass

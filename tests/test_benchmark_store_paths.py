@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from engram import ConflictError, MemoryDraft
+from engram.limits import InputLimits
 from engram.store.base import RecordFilter
 from engram.writes import build_record
 from store_rows import creates
@@ -63,7 +64,7 @@ def test_vectors_from_the_cache_equal_the_stored_ones(memory, alice, bob):
 
 
 def _create(memory, scope, content, record_id):
-    record = build_record(MemoryDraft(content, id=record_id), scope, memory.clock.now(), 8000, memory.embedder.name)
+    record = build_record(MemoryDraft(content, id=record_id), scope, memory.clock.now(), InputLimits(), memory.embedder.name)
     return record, memory.embedder.embed([content])[0]
 
 

@@ -79,11 +79,12 @@ def _vectors(count: int, dim: int, seed: int, center: np.ndarray | None = None) 
 def _load(store: PostgresStore, tenant: str, scope: Scope, vectors: np.ndarray, model: str) -> list[str]:
     from datetime import datetime
 
+    from engram.limits import InputLimits
     from engram.writes import MemoryDraft, build_record
     from store_rows import creates
 
     now = datetime(2026, 1, 1, tzinfo=UTC)
-    rows = [(build_record(MemoryDraft(f"item {i}"), scope, now, 8000, model), v) for i, v in enumerate(vectors)]
+    rows = [(build_record(MemoryDraft(f"item {i}"), scope, now, InputLimits(), model), v) for i, v in enumerate(vectors)]
     store.apply(creates(tenant, rows))
     return [record.id for record, _ in rows]
 

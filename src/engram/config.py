@@ -8,6 +8,7 @@ from typing import Literal
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from .limits import METADATA_DEPTH_CEILING, InputLimits
 from .search.retrieve import RetrievalSettings
 
 DEFAULT_DB = str(Path("~/.engram/memory.db").expanduser())
@@ -22,6 +23,12 @@ class Settings(BaseSettings):
         "rules", description="rules: the embedded extractor; llm: OPENAI_BASE_URL / OPENAI_API_KEY / LLM_MODEL"
     )
     max_content_chars: int = Field(8000, gt=0)
+    # input limits (engram/limits.py): a write over one is refused with a typed error, nothing written
+    max_metadata_bytes: int = Field(256 * 1024, gt=0, description="metadata size as compact UTF-8 JSON")
+    max_metadata_depth: int = Field(32, ge=1, le=METADATA_DEPTH_CEILING, description="metadata nesting levels")
+    max_tags: int = Field(100, gt=0)
+    max_tag_chars: int = Field(200, gt=0)
+    max_category_chars: int = Field(200, gt=0)
     cjk_tokenizer: Literal["jieba", "bigram", "jieba+bigram"] = "jieba+bigram"
     retriever: Literal["hybrid", "bm25", "vector"] = "hybrid"
     fusion: Literal["weighted", "rrf", "minmax"] = "minmax"
@@ -48,6 +55,12 @@ class Settings(BaseSettings):
         3600.0, ge=0, description="how often a worker expires and consolidates memories (0: never)"
     )
     record_recalls: bool = Field(True, description="log which memories context() served, in the audit")
+    # model calls (extractor="llm"): engram/llm/http.py
+    llm_timeout_s: float = Field(30.0, gt=0, description="bound on each socket operation of a model call")
+    llm_deadline_s: float = Field(120.0, gt=0, description="bound on one whole model call, retries included")
+    llm_max_retry_after_s: float = Field(
+        30.0, ge=0, description="a provider asking to wait longer (Retry-After) is not waited for: the call fails")
+    add_deadline_s: float = Field(300.0, gt=0, description="bound on all the model calls of one add()")
     pii_policy: str | None = Field(
         None, description="PII policy per tenant: JSON text or a .json/.toml file (docs/CONCEPTS.md, PII)"
     )
@@ -66,6 +79,16 @@ class Settings(BaseSettings):
     approvals: str | None = Field(
         None, description="approval rules per tenant: JSON text or a .json/.toml file (docs/GOVERNANCE.md)"
     )
+
+    def limits(self) -> InputLimits:
+        return InputLimits(
+            content_chars=self.max_content_chars,
+            metadata_bytes=self.max_metadata_bytes,
+            metadata_depth=self.max_metadata_depth,
+            tags=self.max_tags,
+            tag_chars=self.max_tag_chars,
+            category_chars=self.max_category_chars,
+        )
 
     def retrieval(self) -> RetrievalSettings:
         return RetrievalSettings(

@@ -30,6 +30,7 @@ from .episodes.values import EpisodeWrites, TurnDraft
 from .errors import InvalidValueError, PendingApprovalError
 from .governance.rules import ApprovalMatch, ApprovalRules, proposal, proposal_audit
 from .governance.values import GovernanceWrites, PendingChange, RecalledMemory, RecallEvent
+from .limits import InputLimits
 from .model import Job, MemoryRecord, Operation, Scope, SearchHit, Status, Version
 from .pii import ENCRYPTED_KEY, PIIPolicies, PIIPolicy, Redactor, screen, screen_record
 from .search.tokenize import index_text
@@ -103,7 +104,7 @@ class WriteCore:
         policies: list[Policy] | None = None,
         pii: PIIPolicies | None = None,
         approvals: ApprovalRules | None = None,
-        max_content_chars: int = 8000,
+        limits: InputLimits | None = None,
     ) -> None:
         self.store = store
         self.embedder = embedder
@@ -111,7 +112,7 @@ class WriteCore:
         self.policies: list[Policy] = policies if policies is not None else []
         self.pii = pii or PIIPolicies()
         self.approvals = approvals or ApprovalRules()
-        self.max_content_chars = max_content_chars
+        self.limits = limits or InputLimits()
 
     def pii_for(self, tenant: str) -> PIIPolicy:
         return self.pii.for_tenant(tenant)
@@ -127,6 +128,9 @@ class WriteCore:
         if record is None and change.operation is not Operation.PURGE:
             raise InvalidValueError(f"a {change.operation.value} change needs the record's new state")
         found: frozenset[str] = frozenset()
+        if record is not None and (change.previous is None or _sized(change.previous) != _sized(record)):
+            self.limits.check_fields(content=record.content, reply_to=record.source.reply_to,
+                                     metadata=record.metadata, tags=record.tags, category=record.category)
         if record is not None:
             # new text may be refused; a record only changing state is never stuck (forbidden values become markers)
             refuse = change.previous is None or _texts(change.previous) != _texts(record)
@@ -333,6 +337,11 @@ def _texts(record: MemoryRecord) -> tuple[Any, ...]:
     """What is screened; the ciphertexts of encrypted values are not text (key rotation changes only them)."""
     metadata = {k: v for k, v in record.metadata.items() if k != ENCRYPTED_KEY}
     return record.content, record.source.reply_to, metadata
+
+
+def _sized(record: MemoryRecord) -> tuple[Any, ...]:
+    """The fields the input limits bound; a change that leaves them alone is never refused for them."""
+    return record.content, record.source.reply_to, record.metadata, record.tags, record.category
 
 
 def _expected(change: Change) -> int | None:

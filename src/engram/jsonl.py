@@ -84,6 +84,8 @@ def _json(line: str, number: int) -> Any:
         return json.loads(line)
     except json.JSONDecodeError as exc:
         raise ImportFormatError(f"invalid JSON: {exc.msg} at column {exc.colno}", line=number) from None
+    except RecursionError:
+        raise ImportFormatError("the JSON is nested too deeply", line=number) from None
 
 
 def _parse_record_line(line: str, number: int, tenant: str) -> ExportedRecord:

@@ -18,6 +18,7 @@ from typing import IO, Any, cast
 from . import jsonl, maintenance
 from .clock import Clock, SystemClock
 from .config import Settings
+from .contention import last_writer_wins
 from .core import Change, Policy, WriteCore, WriteIntent, superseding
 from .embed import Embedder, make_embedder
 from .embed.reindex import reindex_store
@@ -28,6 +29,7 @@ from .governance.facade import GovernanceFacade
 from .governance.recalls import Recall
 from .governance.rules import ApprovalRules
 from .governance.values import GovernanceWrites
+from .limits import MAX_OFFSET, check_offset
 from .llm.base import LLM
 from .maintenance import MaintenanceReport
 from .model import (
@@ -45,6 +47,7 @@ from .model import (
     Stats,
     Status,
     Version,
+    check_label,
     parse_enum,
     seen_at,
     utc,
@@ -52,7 +55,7 @@ from .model import (
 from .pii import PIIPolicies, PIIPolicy
 from .pipeline import jobs
 from .pipeline.messages import normalize_messages
-from .pipeline.run import AddResult, AddRun, Pipeline
+from .pipeline.run import AddResult, AddRun, Pipeline, PipelineSettings
 from .replies import link_replies, threads_to_look_up
 from .search.context import ContextBlock, build_context
 from .search.retrieve import Retriever, retrieve
@@ -95,7 +98,7 @@ class Memory(GovernanceFacade, EpisodesFacade):
         self.core = WriteCore(store, self.embedder, self.clock, policies=self.policies,
                               pii=_pii_policies(pii, self.settings),
                               approvals=approvals or ApprovalRules.load(self.settings.approvals),
-                              max_content_chars=self.settings.max_content_chars)
+                              limits=self.settings.limits())
         self._pipeline = pipeline
         self._llm = llm
         self._worker: jobs.Worker | None = None
@@ -182,7 +185,7 @@ class Memory(GovernanceFacade, EpisodesFacade):
         given = [MemoryDraft(d) if isinstance(d, str) else d for d in drafts]
         if self.settings.reply_context:
             given = link_replies(given, self._latest_turns(scope, threads_to_look_up(given), now))
-        records = [build_record(d, scope, now, self.settings.max_content_chars, self.embedder.name) for d in given]
+        records = [build_record(d, scope, now, self.core.limits, self.embedder.name) for d in given]
         return self.core.write([Change(Operation.CREATE, record, actor=actor) for record in records])
 
     def add(
@@ -226,8 +229,10 @@ class Memory(GovernanceFacade, EpisodesFacade):
             if llm is None and self.settings.extractor == "llm":
                 from .llm.openai import OpenAICompatibleLLM
 
-                llm = OpenAICompatibleLLM.from_env()
-            self._pipeline = Pipeline.default(llm)
+                llm = OpenAICompatibleLLM.from_env(
+                    timeout=self.settings.llm_timeout_s, deadline_s=self.settings.llm_deadline_s,
+                    max_retry_after_s=self.settings.llm_max_retry_after_s)
+            self._pipeline = Pipeline.default(llm, PipelineSettings(add_deadline_s=self.settings.add_deadline_s))
         return self._pipeline
 
     def start_worker(self) -> None:
@@ -248,7 +253,7 @@ class Memory(GovernanceFacade, EpisodesFacade):
             worker.stop()
 
     def jobs(self, tenant: str | None = None, statuses: Sequence[JobStatus | str] = (), limit: int = 100) -> list[Job]:
-        return self.store.jobs(tenant, [JobStatus(s) for s in statuses], limit)
+        return self.store.jobs(_tenant_or_all(tenant), [JobStatus(s) for s in statuses], limit)
 
     def drain_jobs(self, max_jobs: int | None = None) -> int:
         """Run due background jobs in this thread until none is due."""
@@ -266,12 +271,19 @@ class Memory(GovernanceFacade, EpisodesFacade):
         **changes: Any,
     ) -> MemoryRecord:
         """Write a new version with some fields changed. ``expected_version`` makes it a
-        compare-and-swap: ConflictError if someone else changed the record first."""
+        compare-and-swap: ConflictError if someone else changed the record first.
+        Without it the write never fails because of a concurrent writer: it is
+        applied to the newest version (the last writer wins)."""
         if not changes:
             raise InvalidValueError("update needs at least one field to change")
-        old = self._current(record_id, scope, expected_version, override_read_only)
-        new = revise(old, changes, self.clock.now(), self.settings.max_content_chars)
-        return self.core.write([Change(Operation.UPDATE, new, old, actor, reason)])[0]
+
+        def attempt() -> MemoryRecord:
+            old = self._current(record_id, scope, expected_version, override_read_only)
+            new = revise(old, changes, self.clock.now(), self.core.limits)
+            return self.core.write([Change(Operation.UPDATE, new, old, actor, reason)])[0]
+
+        return last_writer_wins(attempt, budget_s=self._contention_budget_s,
+                                compare_and_swap=expected_version is not None)
 
     def supersede(
         self,
@@ -291,7 +303,7 @@ class Memory(GovernanceFacade, EpisodesFacade):
         draft_fields = {"kind": old.kind, "importance": old.importance, "category": old.category, "tags": old.tags,
                         **fields}
         new = build_record(MemoryDraft(content, source=source, **draft_fields), old.scope, now,
-                           self.settings.max_content_chars, self.embedder.name)
+                           self.core.limits, self.embedder.name)
         created, retired = self.core.write(superseding(old, new, actor=actor, reason=reason, at=now))
         return retired, created
 
@@ -299,12 +311,17 @@ class Memory(GovernanceFacade, EpisodesFacade):
         self, record_id: str, scope: Scope, *, reason: str | None = None, actor: str = DEFAULT_ACTOR,
         override_read_only: bool = False,
     ) -> MemoryRecord:
-        """Soft delete: the record leaves search and context; its history stays."""
-        old = self._current(record_id, scope, None, override_read_only)
-        if old.status is Status.DELETED:
-            return old
-        new = retire(old, Status.DELETED, self.clock.now())
-        return self.core.write([Change(Operation.FORGET, new, old, actor, reason)])[0]
+        """Soft delete: the record leaves search and context; its history stays. A
+        concurrent writer never makes it fail: it forgets the newest version."""
+
+        def attempt() -> MemoryRecord:
+            old = self._current(record_id, scope, None, override_read_only)
+            if old.status is Status.DELETED:
+                return old
+            new = retire(old, Status.DELETED, self.clock.now())
+            return self.core.write([Change(Operation.FORGET, new, old, actor, reason)])[0]
+
+        return last_writer_wins(attempt, budget_s=self._contention_budget_s)
 
     def restore(
         self,
@@ -324,7 +341,7 @@ class Memory(GovernanceFacade, EpisodesFacade):
         now = self.clock.now()
         if seen_at(old, now).status is Status.ACTIVE:
             raise InvalidValueError(f"memory {record_id} is already active; use update()")
-        new = revise(old, changes, now, self.settings.max_content_chars)
+        new = revise(old, changes, now, self.core.limits)
         expires_at = new.expires_at if "expires_at" in changes or not old.expires_at or old.expires_at > now else None
         new = replace(new, status=Status.ACTIVE, valid_to=None, superseded_by=None, expires_at=expires_at)
         return self.core.write([Change(Operation.RESTORE, new, old, actor, reason)])[0]
@@ -381,10 +398,13 @@ class Memory(GovernanceFacade, EpisodesFacade):
         statuses: Sequence[Status | str] | Status | str | None = (Status.ACTIVE,),
         retriever: str | None = None,
         as_of: datetime | None = None,
+        diversify: bool = True,
     ) -> list[SearchHit]:
         """Hybrid search inside a scope; each hit carries its score and why. ``as_of``:
         what was valid at that moment (superseded and expired versions then current
-        included, forgotten ones not)."""
+        included, forgotten ones not). Hits whose content repeats a better hit word for
+        word are dropped unless ``diversify=False`` (for callers whose records are keyed
+        by something else than their text)."""
         if not isinstance(query, str) or not query.strip():
             raise InvalidValueError("query must be a non-empty string")
         _check_positive(k, "k")
@@ -400,6 +420,8 @@ class Memory(GovernanceFacade, EpisodesFacade):
         settings = self.settings.retrieval()
         if retriever is not None:
             settings = replace(settings, retriever=cast(Retriever, retriever))  # RetrievalSettings checks it
+        if not diversify:
+            settings = replace(settings, diversify=False)
         hits = retrieve(self.store, self.embedder, scope.tenant, where, query, k=k, settings=settings, now=now)
         return [replace(hit, record=seen_at(hit.record, now)) for hit in hits if hit.score >= min_score][:k]
 
@@ -479,8 +501,7 @@ class Memory(GovernanceFacade, EpisodesFacade):
         active and valid now. Ask for other ``statuses`` (or ``None``: any) to see
         history; an active record whose validity ended is shown, and filtered, as
         expired (a page may then hold fewer than ``limit`` items)."""
-        if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
-            raise InvalidValueError(f"offset must be an integer >= 0, got {offset!r}")
+        check_offset(offset)
         _check_positive(limit, "limit")
         now = self.clock.now()
         where = _valid_now(record_filter(scope, include_descendants=include_descendants, kinds=kinds,
@@ -514,6 +535,7 @@ class Memory(GovernanceFacade, EpisodesFacade):
     def stats(self, tenant: str | None = None) -> Stats:
         """Store counts plus background jobs by status, LLM tokens spent by add(), the
         PII policy in force and the conversations kept (threads, turns)."""
+        tenant = _tenant_or_all(tenant)
         base = self.store.stats(tenant)
         tenants = [tenant] if tenant else self.store.tenants()
         tokens = {"prompt_tokens": 0, "completion_tokens": 0}
@@ -560,6 +582,11 @@ class Memory(GovernanceFacade, EpisodesFacade):
         return reindex_store(self.core, batch_size=batch_size, progress=progress)
 
     # -- helpers -----------------------------------------------------------------------------
+
+    @property
+    def _contention_budget_s(self) -> float:
+        """How long a plain write outlasts concurrent writers (as long as a lock wait)."""
+        return max(self.settings.busy_timeout_ms / 1000.0, 1.0)
 
     def _stored(self, record_id: str, scope: Scope) -> MemoryRecord:
         """The record as stored (no read-time view), or NotFoundError outside the scope."""
@@ -610,9 +637,13 @@ def _check_scope(scope: Any) -> None:
         raise InvalidValueError(f"scope must be an engram.Scope, got {type(scope).__name__}")
 
 
+def _tenant_or_all(tenant: str | None) -> str | None:
+    return None if tenant is None else check_label(tenant, "tenant")
+
+
 def _check_positive(value: Any, what: str) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise InvalidValueError(f"{what} must be a positive integer, got {value!r}")
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= MAX_OFFSET:
+        raise InvalidValueError(f"{what} must be a positive integer up to 2**62, got {value!r}")
 
 
 def _valid_now(where: RecordFilter, now: datetime) -> RecordFilter:

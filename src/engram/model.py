@@ -11,7 +11,7 @@ from enum import StrEnum
 from types import MappingProxyType
 from typing import Any
 
-from .errors import InvalidScopeError, InvalidValueError
+from .errors import ConfigError, InvalidScopeError, InvalidValueError
 
 MAX_LABEL_CHARS = 256
 MAX_NAMESPACE_DEPTH = 16
@@ -79,16 +79,40 @@ def check_unit_interval(value: Any, what: str) -> float:
     return number
 
 
+# Characters no label may hold anywhere: controls, zero-width and other invisible
+# format characters (U+200B, U+200D, U+FEFF, U+00AD, bidi marks), lone surrogates,
+# private-use characters and line/paragraph separators.
+FORBIDDEN_IN_LABELS = frozenset({"Cc", "Cf", "Cs", "Co", "Zl", "Zp"})
+
+
 def check_label(label: Any, what: str = "namespace label") -> str:
+    """A tenant or namespace label in its one canonical form: Unicode NFKC (full-width
+    and compatibility variants become their plain letters) without leading or trailing
+    whitespace. Labels holding invisible or control characters are refused, so two
+    labels that look the same are the same label (docs/CONCEPTS.md, Scopes)."""
     if not isinstance(label, str):
         raise InvalidScopeError(f"{what} must be a string, got {type(label).__name__}")
-    if not label or not label.strip():
+    if any(unicodedata.category(ch) in FORBIDDEN_IN_LABELS for ch in label):
+        raise InvalidScopeError(
+            f"{what} {label!r} contains a control character, an invisible (zero-width or format) character "
+            "or a lone surrogate")
+    canonical = (label if label.isascii() else unicodedata.normalize("NFKC", label)).strip()
+    if not canonical:
         raise InvalidScopeError(f"{what} must not be empty")
-    if len(label) > MAX_LABEL_CHARS:
+    if len(canonical) > MAX_LABEL_CHARS:
         raise InvalidScopeError(f"{what} is longer than {MAX_LABEL_CHARS} characters")
-    if any(unicodedata.category(ch) in ("Cc", "Cs") for ch in label):
-        raise InvalidScopeError(f"{what} {label!r} contains a control character or a lone surrogate")
-    return label
+    if canonical != label and any(unicodedata.category(ch) in FORBIDDEN_IN_LABELS for ch in canonical):
+        raise InvalidScopeError(f"{what} {label!r} becomes an invisible character under NFKC")
+    return canonical
+
+
+def tenant_in_config(name: Any, where: str) -> str:
+    """A tenant named in a configuration file (PII policy, approval rules), in the same
+    canonical form as every Scope, so "ａｃｍｅ " in a file is the tenant "acme"."""
+    try:
+        return check_label(name, "tenant")
+    except InvalidScopeError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,15 +128,13 @@ class Scope:
     namespace: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        check_label(self.tenant, "tenant")
+        object.__setattr__(self, "tenant", check_label(self.tenant, "tenant"))
         if isinstance(self.namespace, str):
             raise InvalidScopeError("namespace must be a tuple of labels, not a string")
         namespace = tuple(self.namespace)
         if len(namespace) > MAX_NAMESPACE_DEPTH:
             raise InvalidScopeError(f"namespace is deeper than {MAX_NAMESPACE_DEPTH} labels")
-        for label in namespace:
-            check_label(label)
-        object.__setattr__(self, "namespace", namespace)
+        object.__setattr__(self, "namespace", tuple(check_label(label) for label in namespace))
 
     @classmethod
     def for_user(cls, tenant: str, user: str, *, agent: str | None = None) -> Scope:

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Literal, get_args
 
 from .errors import ConfigError, PIIForbiddenError
-from .model import MemoryRecord, Message, Sensitivity, freeze_mapping
+from .model import MemoryRecord, Message, Sensitivity, freeze_mapping, tenant_in_config
 
 Action = Literal["allow", "mask", "encrypt", "forbid"]
 ACTIONS: tuple[str, ...] = get_args(Action)
@@ -126,8 +126,8 @@ class PIIPolicies:
         tenants = data.get("tenants", {})
         if not isinstance(tenants, Mapping):
             raise ConfigError("PII policy configuration: 'tenants' must map tenant names to policies")
-        return cls(default, {name: PIIPolicy.from_data(p, f"PII policy of tenant {name!r}")
-                             for name, p in tenants.items()})
+        return cls(default, {tenant_in_config(name, "PII policy configuration"): PIIPolicy.from_data(
+            p, f"PII policy of tenant {name!r}") for name, p in tenants.items()})
 
 
 def _read_config(source: str) -> Any:

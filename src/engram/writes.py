@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from .errors import InvalidContentError, InvalidValueError
+from .limits import METADATA_DEPTH_CEILING, InputLimits, nesting_depth
 from .model import (
     Kind,
     MemoryRecord,
@@ -50,19 +51,35 @@ def check_content(content: Any, max_chars: int) -> str:
     return text
 
 
-def check_metadata(metadata: Mapping[str, Any] | None) -> Mapping[str, Any]:
+def check_metadata(metadata: Mapping[str, Any] | None, limits: InputLimits) -> Mapping[str, Any]:
     if metadata is None:
         return freeze_mapping({})
     if not isinstance(metadata, Mapping):
         raise InvalidValueError(f"metadata must be a mapping, got {type(metadata).__name__}")
+    if nesting_depth(metadata, METADATA_DEPTH_CEILING) > METADATA_DEPTH_CEILING:  # before json recurses into it
+        raise InvalidValueError(f"metadata is nested more than {limits.metadata_depth} levels deep")
     try:
         json.dumps(dict(metadata), allow_nan=False)
     except (TypeError, ValueError) as exc:
         raise InvalidValueError(f"metadata must be JSON-serializable (no NaN): {exc}") from None
+    limits.check_metadata(metadata)
     return freeze_mapping(metadata)
 
 
-def check_source(source: Source | None, max_chars: int) -> Source:
+def check_tags(tags: Any, limits: InputLimits) -> tuple[str, ...]:
+    checked = as_tags(tags)
+    limits.check_tags(checked)
+    return checked
+
+
+def check_category(category: Any, limits: InputLimits) -> str | None:
+    if category is not None and (not isinstance(category, str) or not category.strip()):
+        raise InvalidValueError("category must be a non-empty string when given")
+    limits.check_category(category)
+    return category
+
+
+def check_source(source: Source | None, limits: InputLimits) -> Source:
     if source is None:
         return Source()
     if not isinstance(source, Source):
@@ -70,7 +87,7 @@ def check_source(source: Source | None, max_chars: int) -> Source:
     if source.reply_to is None:
         return source
     try:
-        return replace(source, reply_to=check_content(source.reply_to, max_chars))
+        return replace(source, reply_to=check_content(source.reply_to, limits.content_chars))
     except InvalidContentError as exc:
         raise InvalidContentError(f"source.reply_to: {exc}") from None
 
@@ -95,32 +112,31 @@ class MemoryDraft:
     id: str | None = None
 
 
-def build_record(draft: MemoryDraft, scope: Scope, now: datetime, max_chars: int, model: str | None) -> MemoryRecord:
+def build_record(draft: MemoryDraft, scope: Scope, now: datetime, limits: InputLimits,
+                 model: str | None) -> MemoryRecord:
     if not isinstance(scope, Scope):
         raise InvalidValueError(f"scope must be an engram.Scope, got {type(scope).__name__}")
     valid_from = utc(draft.valid_from) if draft.valid_from else now
     valid_to = utc(draft.valid_to) if draft.valid_to else None
     if valid_to is not None and valid_to <= valid_from:
         raise InvalidValueError("valid_to must be later than valid_from")
-    if draft.category is not None and (not isinstance(draft.category, str) or not draft.category.strip()):
-        raise InvalidValueError("category must be a non-empty string when given")
     return MemoryRecord(
         id=draft.id or new_id(),
         scope=scope,
         kind=parse_enum(Kind, draft.kind, "kind"),
-        content=check_content(draft.content, max_chars),
+        content=check_content(draft.content, limits.content_chars),
         importance=check_unit_interval(draft.importance, "importance"),
         confidence=check_unit_interval(draft.confidence, "confidence"),
-        category=draft.category,
-        tags=as_tags(draft.tags),
-        metadata=check_metadata(draft.metadata),
+        category=check_category(draft.category, limits),
+        tags=check_tags(draft.tags, limits),
+        metadata=check_metadata(draft.metadata, limits),
         sensitivity=parse_enum(Sensitivity, draft.sensitivity, "sensitivity"),
         valid_from=valid_from,
         valid_to=valid_to,
         expires_at=utc(draft.expires_at) if draft.expires_at else None,
         created_at=now,
         updated_at=now,
-        source=check_source(draft.source, max_chars),
+        source=check_source(draft.source, limits),
         embedding_model=model,
         read_only=bool(draft.read_only),
     )
@@ -132,20 +148,20 @@ EDITABLE = frozenset(
 )
 
 
-def revise(record: MemoryRecord, changes: Mapping[str, Any], now: datetime, max_chars: int) -> MemoryRecord:
+def revise(record: MemoryRecord, changes: Mapping[str, Any], now: datetime, limits: InputLimits) -> MemoryRecord:
     """The next version of a record with some fields changed (validated)."""
     unknown = set(changes) - EDITABLE
     if unknown:
         raise InvalidValueError(f"cannot update {', '.join(sorted(unknown))}; editable: {', '.join(sorted(EDITABLE))}")
     checked: dict[str, Any] = {}
     for name, value in changes.items():
-        checked[name] = _check_field(name, value, max_chars)
+        checked[name] = _check_field(name, value, limits)
     return replace(record, **checked, version=record.version + 1, updated_at=now)
 
 
-def _check_field(name: str, value: Any, max_chars: int) -> Any:
+def _check_field(name: str, value: Any, limits: InputLimits) -> Any:
     if name == "content":
-        return check_content(value, max_chars)
+        return check_content(value, limits.content_chars)
     if name == "kind":
         return parse_enum(Kind, value, "kind")
     if name in ("importance", "confidence"):
@@ -153,9 +169,11 @@ def _check_field(name: str, value: Any, max_chars: int) -> Any:
     if name == "sensitivity":
         return parse_enum(Sensitivity, value, "sensitivity")
     if name == "tags":
-        return as_tags(value)
+        return check_tags(value, limits)
     if name == "metadata":
-        return check_metadata(value)
+        return check_metadata(value, limits)
+    if name == "category":
+        return check_category(value, limits)
     if name in ("valid_to", "expires_at"):
         return None if value is None else utc(value)
     if name == "read_only":

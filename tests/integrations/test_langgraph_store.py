@@ -354,3 +354,58 @@ def test_expired_items_leave_ranked_search(clocked_memory, clock):
     clock.advance(minutes=2)
     assert store.search(("t",), query="tea") == []
     assert clock.now() - timedelta(minutes=2) < clock.now()
+
+
+def test_search_keeps_items_whose_text_repeats_another_items(store):
+    """Issue 11, 10a: items are keyed; two keys holding the same text are two results."""
+    reference = InMemoryStore()
+    for target in (store, reference):
+        target.put(("users", "ana"), "m1", {"text": "likes green tea"})
+        target.put(("users", "bob"), "m1", {"text": "Likes green tea"})
+        target.put(("users", "bob"), "m2", {"text": "likes green tea"})
+    found = store.search(("users",), query="green tea")
+    assert sorted((i.namespace, i.key) for i in found) == sorted(
+        (i.namespace, i.key) for i in reference.search(("users",), query="green tea"))
+    assert len(found) == 3
+
+
+def test_concurrent_plain_deletes_and_puts_never_fail(store):
+    """Issue 11, 10b: a plain delete retries on a concurrent writer, as a plain put does."""
+    keys = [f"k{i}" for i in range(5)]
+
+    async def race() -> list[BaseException]:
+        ops = []
+        for i in range(200):
+            key = keys[i % len(keys)]
+            ops.append(store.aput(("race",), key, {"i": i}) if i % 2 == 0 else store.adelete(("race",), key))
+        results = await asyncio.gather(*ops, return_exceptions=True)
+        return [r for r in results if isinstance(r, BaseException)]
+
+    assert asyncio.run(race()) == []
+    with pytest.raises(ConflictError):  # compare-and-swap deletes still conflict
+        store.put(("race",), "cas", {"v": 1})
+        store.delete(("race",), "cas", expected_version=99)
+
+
+def test_the_langgraph_root_is_refused_by_put_only_as_langgraph_does(store):
+    """Issue 11, 10c: LangGraph checks the namespace in put(), not in batch()."""
+    reference = InMemoryStore()
+    for target in (store, reference):
+        with pytest.raises(InvalidNamespaceError):
+            target.put(("langgraph", "x"), "k", {"v": 1})
+        target.batch([PutOp(("langgraph", "x"), "k", {"v": 1})])
+        assert target.batch([GetOp(("langgraph", "x"), "k")])[0].value == {"v": 1}
+
+
+def test_filters_on_dotted_paths_hyphens_digits_and_nul(store):
+    """Found by LangGraph's own SqliteStore tests (bench/reliability/langgraph_contract.py):
+    a dotted filter key reaches into nested objects when no top-level field has that name;
+    a NUL in a filter value matches nothing instead of failing."""
+    store.put(("docs",), "hyphen", {"access-level": "public", "user": {"access-level": "nested"}})
+    store.put(("docs",), "digit", {"123abc": "ok", "user": {"123abc": "ok2"}})
+    store.put(("docs",), "literal", {"a.b": 1})
+    assert [i.key for i in store.search(("docs",), filter={"access-level": "public"})] == ["hyphen"]
+    assert [i.key for i in store.search(("docs",), filter={"user.access-level": "nested"})] == ["hyphen"]
+    assert [i.key for i in store.search(("docs",), filter={"user.123abc": "ok2"})] == ["digit"]
+    assert [i.key for i in store.search(("docs",), filter={"a.b": 1})] == ["literal"]
+    assert store.search(("docs",), filter={"access-level": "public\x00' OR '1'='1"}) == []

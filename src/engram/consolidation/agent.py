@@ -165,13 +165,13 @@ class ConsolidationAgent:
         draft = MemoryDraft(content, Kind(kind), metadata={"source_message_ids": sources, "extractor": "agent"},
                             source=Source(actor=self.actor, thread_id=self.by_seq[turns[0]].thread_id,
                                           message_id=sources[0]))
-        record = build_record(draft, self.scope, now, self.core.max_content_chars, self.core.embedder.name)
+        record = build_record(draft, self.scope, now, self.core.limits, self.core.embedder.name)
         return self._admit([Change(Operation.CREATE, record, None, self.actor, "consolidation agent: new",
                                    self._detail(sources))], "add", content, None, "new")
 
     def _update(self, record_id: str, content: str, turns: list[int], reason: str) -> str:
         sources, old = self._sources(turns), self._target(record_id)
-        new = revise(old, {"content": content}, self.core.clock.now(), self.core.max_content_chars)
+        new = revise(old, {"content": content}, self.core.clock.now(), self.core.limits)
         return self._admit([Change(Operation.UPDATE, new, old, self.actor, reason or "consolidation agent: update",
                                    self._detail(sources))], "update", content, old.id, reason)
 
@@ -181,7 +181,7 @@ class ConsolidationAgent:
                             metadata={"source_message_ids": sources, "extractor": "agent"},
                             source=Source(actor=self.actor, thread_id=self.by_seq[turns[0]].thread_id,
                                           message_id=sources[0]))
-        record = build_record(draft, old.scope, now, self.core.max_content_chars, self.core.embedder.name)
+        record = build_record(draft, old.scope, now, self.core.limits, self.core.embedder.name)
         changes = superseding(old, record, actor=self.actor, reason=reason or "consolidation agent: superseded",
                               at=now, detail=self._detail(sources))
         return self._admit(changes, "supersede", content, old.id, reason)

@@ -91,7 +91,7 @@ def plan_episode(
     draft = MemoryDraft(content, Kind.EPISODE, importance=0.4, metadata=metadata, valid_from=thread.started_at,
                         source=Source(actor=actor, thread_id=thread.id,
                                       message_id=turns[-1].message_id or f"turn:{turns[-1].seq}"))
-    record = build_record(draft, Scope(scope.tenant, thread.namespace), now, core.max_content_chars,
+    record = build_record(draft, Scope(scope.tenant, thread.namespace), now, core.limits,
                           core.embedder.name)
     previous = _previous_episode(core, scope.tenant, thread)
     detail = {"thread_id": thread.id, "source_turns": [turns[0].seq, turns[-1].seq]}

@@ -110,7 +110,7 @@ def _carried_out(
         )
     record = replace(proposed.record, updated_at=now)
     if edit:
-        record = replace(revise(record, edit, now, core.max_content_chars), version=record.version)
+        record = replace(revise(record, edit, now, core.limits), version=record.version)
     detail = {**proposed.detail, "pending_id": pending.id, "proposed_by": pending.actor}
     return Change(proposed.operation, record, current, reviewer, proposed.reason, detail, approved=pending.id)
 

@@ -10,6 +10,7 @@ from typing import Any
 
 from ..core import WriteCore
 from ..errors import InvalidValueError, NotFoundError
+from ..limits import check_offset
 from ..model import MemoryRecord, Scope, parse_enum, utc
 from . import approvals as _approvals
 from . import keys as _keys
@@ -40,8 +41,7 @@ class GovernanceFacade:
         (``status=None``: any status; one past its expiry shows as expired)."""
         _check_scope(scope)
         _check_count(limit, "limit")
-        if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
-            raise InvalidValueError(f"offset must be an integer >= 0, got {offset!r}")
+        check_offset(offset)
         return _approvals.listing(self.core, scope, _statuses(status), limit=limit, offset=offset, record_id=record_id)
 
     def pending_change(self, pending_id: str, scope: Scope) -> PendingChange:

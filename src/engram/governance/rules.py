@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, InvalidValueError
-from ..model import Kind, MemoryRecord, Operation, Sensitivity, freeze_mapping, parse_enum
+from ..model import Kind, MemoryRecord, Operation, Sensitivity, freeze_mapping, parse_enum, tenant_in_config
 from ..pii import ENCRYPTED_KEY
 from ..store.base import AuditDraft
 from ..writes import new_id
@@ -239,8 +239,9 @@ class ApprovalRules:
         hours = data.get("expire_after_hours")
         return cls(
             tuple(ApprovalRule.from_data(r, f"approval rule {i}") for i, r in enumerate(rules)),
-            {name: tuple(ApprovalRule.from_data(r, f"approval rule {i} of tenant {name!r}")
-                         for i, r in enumerate(items)) for name, items in tenants.items()},
+            {tenant_in_config(name, "approvals configuration"): tuple(
+                ApprovalRule.from_data(r, f"approval rule {i} of tenant {name!r}") for i, r in enumerate(items))
+             for name, items in tenants.items()},
             DEFAULT_EXPIRY if hours is None else _hours(hours, "approvals configuration: expire_after_hours"),
         )
 

@@ -16,12 +16,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from ..contention import last_writer_wins
 from ..errors import ConflictError, NotFoundError
 from ..memory import Memory
 from ..model import Kind, MemoryRecord, Scope, Status
 from ..writes import MemoryDraft
-
-_RETRIES = 16
 
 
 def slot_id(space: str, scope: Scope, key: str) -> str:
@@ -80,7 +79,8 @@ class Slots:
         """Create or replace the record of ``key``. ``expected_version`` (0 = must not
         exist) makes it a compare-and-swap; without it, concurrent writers retry
         until their write lands (last writer wins, nothing is half-written)."""
-        for _ in range(_RETRIES):
+
+        def attempt() -> MemoryRecord:
             current = self.stored(scope, key)
             if expected_version is not None:
                 now = self.memory.clock.now()
@@ -89,21 +89,18 @@ class Slots:
                     raise ConflictError(
                         f"{key!r} in {scope} is at version {seen}, expected {expected_version}: it changed meanwhile"
                     )
-            try:
-                if current is None:
-                    return self._create(scope, key, value, actor)
-                if current.status is not Status.ACTIVE:
-                    return self._revive(current, scope, value, actor, reason)
-                return self.memory.update(
-                    current.id, scope, actor=actor, reason=reason, expected_version=current.version,
-                    override_read_only=override_read_only, content=value.content, metadata=dict(value.metadata),
-                    kind=value.kind, tags=list(value.tags), expires_at=value.expires_at, read_only=value.read_only,
-                    importance=value.importance,
-                )
-            except ConflictError:
-                if expected_version is not None:
-                    raise
-        raise ConflictError(f"{key!r} in {scope}: too many concurrent writers, gave up after {_RETRIES} tries")
+            if current is None:
+                return self._create(scope, key, value, actor)
+            if current.status is not Status.ACTIVE:
+                return self._revive(current, scope, value, actor, reason)
+            return self.memory.update(
+                current.id, scope, actor=actor, reason=reason, expected_version=current.version,
+                override_read_only=override_read_only, content=value.content, metadata=dict(value.metadata),
+                kind=value.kind, tags=list(value.tags), expires_at=value.expires_at, read_only=value.read_only,
+                importance=value.importance,
+            )
+
+        return last_writer_wins(attempt, budget_s=self._budget_s, compare_and_swap=expected_version is not None)
 
     def delete(
         self,
@@ -116,20 +113,32 @@ class Slots:
         reason: str | None = None,
     ) -> bool:
         """Soft-delete (forget) the record of ``key``; True when a live one existed.
-        Its versions and audit stay; writing the key again continues the same history."""
-        current = self.stored(scope, key)
-        if current is None or current.status is not Status.ACTIVE:
-            if expected_version not in (None, 0):
-                raise ConflictError(f"{key!r} in {scope} does not exist, expected version {expected_version}")
-            return False
-        was_live = current.is_valid_at(self.memory.clock.now())
-        if expected_version is not None and (current.version if was_live else 0) != expected_version:
-            raise ConflictError(f"{key!r} in {scope} is at version {current.version}, expected {expected_version}")
-        try:
-            self.memory.forget(current.id, scope, actor=actor, reason=reason, override_read_only=override_read_only)
-        except NotFoundError:  # purged meanwhile
-            return False
-        return was_live
+        Its versions and audit stay; writing the key again continues the same history.
+        ``expected_version`` makes it a compare-and-swap; without it, a delete racing
+        concurrent writers retries until it lands, as ``put`` does."""
+
+        def attempt() -> bool:
+            current = self.stored(scope, key)
+            if current is None or current.status is not Status.ACTIVE:
+                if expected_version not in (None, 0):
+                    raise ConflictError(f"{key!r} in {scope} does not exist, expected version {expected_version}")
+                return False
+            was_live = current.is_valid_at(self.memory.clock.now())
+            if expected_version is not None and (current.version if was_live else 0) != expected_version:
+                raise ConflictError(
+                    f"{key!r} in {scope} is at version {current.version}, expected {expected_version}")
+            try:
+                self.memory.forget(current.id, scope, actor=actor, reason=reason,
+                                   override_read_only=override_read_only)
+            except NotFoundError:  # purged meanwhile
+                return False
+            return was_live
+
+        return last_writer_wins(attempt, budget_s=self._budget_s, compare_and_swap=expected_version is not None)
+
+    @property
+    def _budget_s(self) -> float:
+        return max(self.memory.settings.busy_timeout_ms / 1000.0, 1.0)
 
     def _create(self, scope: Scope, key: str, value: SlotValue, actor: str) -> MemoryRecord:
         draft = MemoryDraft(

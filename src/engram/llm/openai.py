@@ -15,7 +15,7 @@ from typing import Any, Literal
 from ..errors import ConfigError, LLMResponseError
 from ..model import Message
 from .base import Completion, TokenUsage, with_schema_instruction
-from .http import HTTPStatusError, post_json
+from .http import DEFAULT_DEADLINE_S, MAX_RETRY_AFTER_S, HTTPStatusError, post_json
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
@@ -35,7 +35,11 @@ class OpenAICompatibleLLM:
         timeout: float = 30.0,
         max_retries: int = 3,
         backoff: float = 0.5,
+        deadline_s: float | None = DEFAULT_DEADLINE_S,
+        max_retry_after_s: float = MAX_RETRY_AFTER_S,
     ) -> None:
+        """``timeout`` bounds each socket operation, ``deadline_s`` one whole call
+        (retries and waits included), ``max_retry_after_s`` the Retry-After honoured."""
         if not model:
             raise ConfigError("OpenAICompatibleLLM needs a model name (set LLM_MODEL)")
         self.model = model
@@ -44,6 +48,8 @@ class OpenAICompatibleLLM:
         self.timeout = timeout
         self.max_retries = max_retries
         self.backoff = backoff
+        self.deadline_s = deadline_s
+        self.max_retry_after_s = max_retry_after_s
         self._mode: StructuredMode = "json_schema"
         self._send_temperature = True  # reasoning models (o1, gpt-5) refuse any temperature
 
@@ -115,6 +121,8 @@ class OpenAICompatibleLLM:
             timeout=self.timeout,
             max_retries=self.max_retries,
             backoff=self.backoff,
+            deadline_s=self.deadline_s,
+            max_retry_after_s=self.max_retry_after_s,
         )
 
 

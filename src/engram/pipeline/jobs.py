@@ -80,8 +80,13 @@ def work_once(core: WriteCore, pipeline: Pipeline) -> Job | None:
 
 
 def _summary(result: AddResult) -> dict[str, Any]:
+    """What a finished job keeps: every event (SKIPPED ones with their reason) and the
+    count of each, so a job whose items were all invalid says so in its result."""
     events = [asdict(e) | {"kind": e.kind.value if e.kind else None} for e in result.events]
-    return {"events": events, "usage": asdict(result.usage)}
+    counts: dict[str, int] = {}
+    for event in result.events:
+        counts[event.event] = counts.get(event.event, 0) + 1
+    return {"events": events, "counts": counts, "usage": asdict(result.usage)}
 
 
 def _failed(core: WriteCore, job: Job, error: str) -> None:

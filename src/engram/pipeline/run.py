@@ -17,10 +17,11 @@ from typing import Any, Protocol
 import numpy as np
 
 from ..core import Admitted, Change, WriteCore, superseding
-from ..errors import ConflictError, LLMError, PermissionDeniedError
+from ..errors import ConflictError, LLMError, PermissionDeniedError, ValidationError
 from ..governance.events import extract_detail
 from ..governance.values import GovernanceWrites, PendingChange
 from ..llm.base import TokenUsage
+from ..llm.deadline import within
 from ..model import Kind, MemoryRecord, Message, Operation, Scope, Source, Status
 from ..pii import ENCRYPTED_KEY, Redactor, masked_for_display
 from ..store.base import AuditDraft, RecordFilter
@@ -49,6 +50,7 @@ class PipelineSettings:
     reconcile: ReconcilePolicy = field(default_factory=ReconcilePolicy)
     dedup_window: timedelta = timedelta(minutes=5)
     similar_k: int = 5
+    add_deadline_s: float | None = 300.0  # every model call of one add() ends by then (engram.llm.deadline)
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,6 +153,10 @@ class AddRun:
             return AddResult((), False, decision.reason, self.pipeline.extractor.name)
         reason = decision.reason if decision.fire else "forced"
         self.said = list(messages)
+        with within(self.settings.add_deadline_s):
+            return self._extract_and_write(messages, reason)
+
+    def _extract_and_write(self, messages: Sequence[Message], reason: str) -> AddResult:
         try:
             extraction = extract(self.pipeline.extractor, messages)
         except LLMError as exc:
@@ -217,7 +223,12 @@ class AddRun:
             target = decision.target.id if decision.target else None
             plan.events.append(_event("NOOP", candidate, decision.reason, target))
             return
-        self._accept(candidate, decision, self._changes(candidate, vector, decision), plan)
+        try:
+            changes = self._changes(candidate, vector, decision)
+        except ValidationError as exc:  # over an input limit (tags, metadata …): this item only is dropped
+            plan.events.append(self._skipped(candidate, f"invalid item: {exc}"))
+            return
+        self._accept(candidate, decision, changes, plan)
 
     def _decide(self, candidate: Candidate, similar: list[Similar]) -> Decision:
         policy = self.settings.reconcile
@@ -238,7 +249,7 @@ class AddRun:
             fields = {"content": decision.content or candidate.content,
                       "importance": max(target.importance, candidate.importance),
                       "confidence": max(target.confidence, candidate.confidence)}
-            new = replace(revise(target, fields, now, self.core.max_content_chars), source=self._source(candidate))
+            new = replace(revise(target, fields, now, self.core.limits), source=self._source(candidate))
             return [Change(Operation.UPDATE, new, target, self.actor, decision.reason, detail,
                            vector=vector, vector_text=candidate.content)]
         record = self._new_record(candidate, decision.content or candidate.content, now)
@@ -254,6 +265,9 @@ class AddRun:
             admitted = [self.core.admit(change) for change in changes]
         except PermissionDeniedError as exc:
             plan.events.append(self._skipped(candidate, f"refused: {exc}"))
+            return
+        except ValidationError as exc:
+            plan.events.append(self._skipped(candidate, f"invalid item: {exc}"))
             return
         written = admitted[0].record
         assert written is not None
@@ -274,7 +288,7 @@ class AddRun:
                                     written.version, target, candidate.source_message_ids))
 
     def _new_record(self, candidate: Candidate, content: str, now: datetime) -> MemoryRecord:
-        record = build_record(self._draft(candidate, content, now), self.scope, now, self.core.max_content_chars,
+        record = build_record(self._draft(candidate, content, now), self.scope, now, self.core.limits,
                               self.core.embedder.name)
         existing = self.core.store.get(self.scope.tenant, [record.id])
         if existing and existing[0].status is not Status.ACTIVE:  # same fact, forgotten meanwhile

@@ -45,6 +45,7 @@ class RetrievalSettings:
     time_weight: float = 0.5  # lift for memories inside a period the query names ("in May 2023")
     query_rewrite: bool = True  # a transcript query keeps only the user's lines (search.rewrite)
     long_query_terms: int = 12  # beyond this many query terms the lexical weight shrinks (0: never)
+    diversify: bool = True  # drop hits whose content repeats a better hit word for word
 
     def __post_init__(self) -> None:
         if self.retriever not in RETRIEVERS:
@@ -289,7 +290,8 @@ def _ranked(
     candidates = lift_by_context(candidates, records, settings)
     if window is not None:
         candidates = lift_inside(candidates, records, window, settings.time_weight)
-    return diversify(rerank(candidates, records, settings, now))
+    hits = rerank(candidates, records, settings, now)
+    return diversify(hits) if settings.diversify else hits
 
 
 def lift_inside(

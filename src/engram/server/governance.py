@@ -29,6 +29,7 @@ from ..governance.shapes import (
     trace_data,
 )
 from ..governance.values import Verdict
+from ..limits import MAX_OFFSET
 from ..memory import Memory
 from ..shapes import hit_data as _hit_data
 from ..shapes import record_data
@@ -154,7 +155,7 @@ def governance_router(memory: Memory, caller_of: Callable[..., Caller]) -> APIRo
     def approvals(
         who: Who, scope: QueryScope,
         status: Annotated[str, Query(description="pending, approved, rejected, expired, or all")] = "pending",
-        limit: Annotated[int, Query(ge=1, le=MAX_K)] = 100, offset: Annotated[int, Query(ge=0)] = 0,
+        limit: Annotated[int, Query(ge=1, le=MAX_K)] = 100, offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
     ) -> dict[str, Any]:
         """Changes held by an approval rule in a scope and below it, oldest first."""
         _needs(who, "review")

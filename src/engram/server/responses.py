@@ -6,10 +6,15 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import BaseModel, WithJsonSchema
+from pydantic import BaseModel, PlainSerializer, WithJsonSchema
+
+from ..limits import bounded_json
 
 # Kept as the codec writes it (isoformat, "+00:00"), documented as a date-time.
 Timestamp = Annotated[str, WithJsonSchema({"type": "string", "format": "date-time"})]
+# Metadata stored before the depth limit (engram/limits.py) may nest deeper than any JSON
+# serializer follows; the deep part is shown as JSON text so such a record never breaks a read.
+Metadata = Annotated[dict[str, Any], PlainSerializer(bounded_json, return_type=dict[str, Any])]
 
 
 class SourceOut(BaseModel):
@@ -27,7 +32,7 @@ class RecordOut(BaseModel):
     content: str
     category: str | None
     tags: list[str]
-    metadata: dict[str, Any]
+    metadata: Metadata
     importance: float
     confidence: float
     sensitivity: str

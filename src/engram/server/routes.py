@@ -19,6 +19,7 @@ from pydantic import ValidationError as PydanticValidationError
 from .. import __version__
 from ..errors import InvalidValueError, PermissionDeniedError
 from ..jsonl import ImportResult, OnConflict, parse_lines
+from ..limits import MAX_OFFSET
 from ..memory import Memory
 from ..model import JobStatus, Kind, Operation, Status
 from ..shapes import (
@@ -144,7 +145,7 @@ def v1_router(memory: Memory, tenant_of: Callable[..., str], permissions_of: Cal
     @router.get("/memories", response_model=PageOut, tags=["memories"])
     def list_memories(
         tenant: Tenant, scope: QueryScope, view: Shown,
-        offset: Annotated[int, Query(ge=0)] = 0,
+        offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
         limit: Limit = 50,
         include_descendants: bool = False,
         kind: Annotated[list[Kind] | None, Query(description="Repeatable")] = None,

@@ -32,16 +32,18 @@ def check_namespace(namespace: Any, *, for_write: bool = False, wildcards: bool 
         raise EngramInvalidNamespaceError("Namespace cannot be empty.")
     if for_write and labels[0] == "langgraph":
         raise EngramInvalidNamespaceError(f'Root label for namespace cannot be "langgraph". Got: {labels}')
+    canonical = []
     for label in labels:
         if wildcards and label == "*":
+            canonical.append(label)
             continue
         try:
-            check_label(label)
+            canonical.append(check_label(label))
         except InvalidScopeError as exc:
             raise EngramInvalidNamespaceError(f"Invalid namespace label in {labels}: {exc}") from None
     if len(labels) > 16:
         raise EngramInvalidNamespaceError(f"namespace {labels} is deeper than 16 labels")
-    return labels
+    return tuple(canonical)
 
 
 def split_filter(filter: Mapping[str, Any] | None) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -73,13 +75,28 @@ def _pushable(key: str, wanted: Any) -> bool:
 
 
 def _scalar(value: Any, *, ranged: bool) -> bool:
+    if isinstance(value, str) and "\x00" in value:  # no stored text holds NUL: compared in Python, never matches
+        return False
     if ranged:
         return isinstance(value, (int, float, str)) and not isinstance(value, bool)
     return isinstance(value, (int, float, str, bool))
 
 
 def matches(value: Mapping[str, Any], filter: Mapping[str, Any]) -> bool:
-    return all(compare(value.get(key), wanted) for key, wanted in filter.items())
+    return all(compare(lookup(value, key), wanted) for key, wanted in filter.items())
+
+
+def lookup(value: Mapping[str, Any], key: str) -> Any:
+    """A filter key names a top-level field (as InMemoryStore reads it) or, when no such
+    field exists, a dotted path into nested objects (as SqliteStore and PostgresStore do)."""
+    if key in value or "." not in key:
+        return value.get(key)
+    node: Any = value
+    for part in key.split("."):
+        if not isinstance(node, Mapping) or part not in node:
+            return None
+        node = node[part]
+    return node
 
 
 def compare(actual: Any, wanted: Any) -> bool:

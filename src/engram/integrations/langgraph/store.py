@@ -238,7 +238,8 @@ class EngramStore(BaseStore):
         return _item(record)
 
     def _put(self, op: PutOp, *, expected_version: int | None = None, validate_root: bool = False) -> None:
-        scope = Scope(self.tenant, check_namespace(op.namespace, for_write=validate_root or op.value is not None))
+        # like LangGraph, only put() refuses an empty namespace or the "langgraph" root, never batch()
+        scope = Scope(self.tenant, check_namespace(op.namespace, for_write=validate_root))
         key = str(op.key)
         if op.value is None:
             self._slots.delete(scope, key, actor=self.actor, expected_version=expected_version)
@@ -302,7 +303,7 @@ class EngramStore(BaseStore):
         k = max(want, 10)
         while True:
             hits = self.memory.search(query, scope, k=k, include_descendants=True, tags=[ITEM_TAG],
-                                      metadata=sql_filter)
+                                      metadata=sql_filter, diversify=False)  # items are keyed, not their text
             kept = [
                 (hit.record, float(hit.score)) for hit in hits
                 if hit.record.metadata["langgraph"].get("indexed", True)
