@@ -94,6 +94,20 @@ def _spawn(role: str, url: str, path: Path, seed: int) -> subprocess.Popen:
                             stderr=subprocess.PIPE, start_new_session=True)
 
 
+def _wait_for_first_acks(paths: list[Path], children: list[subprocess.Popen], limit_s: float = 300.0) -> None:
+    """Start-up (interpreter, imports, model) is not what the run measures: wait until every
+    writer has acknowledged a write, or one has died, or ``limit_s`` passed."""
+    def size(path: Path) -> int:
+        return path.stat().st_size if path.exists() else 0
+
+    before = [size(path) for path in paths]
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline and all(child.poll() is None for child in children):
+        if all(size(path) > start for path, start in zip(paths, before)):
+            return
+        time.sleep(0.05)
+
+
 def _acked(paths: list[Path]) -> dict[str, int]:
     """The highest acknowledged version of each record (a torn last line is no ack)."""
     out: dict[str, int] = {}
@@ -139,6 +153,7 @@ def run(backend: str, *, rounds: int, writers: int, readers: int, seconds: float
         for round_number in range(rounds):
             children = [_spawn("writer", target.url, acks[i], 1000 * round_number + i) for i in range(writers)]
             children += [_spawn("reader", target.url, errors, 5000 + 1000 * round_number + i) for i in range(readers)]
+            _wait_for_first_acks(acks, children)  # the kill timer starts once every writer is writing
             time.sleep(rng.uniform(seconds * 0.5, seconds * 1.5))
             for child in children:
                 os.killpg(child.pid, signal.SIGKILL)
