@@ -98,7 +98,7 @@ def test_cli_json_prints_what_the_http_api_answers(served):
     over_http = client.get("/v1/stats").json()
     on_cli = cli("stats", "--tenant", "acme", "--json")
     assert set(on_cli) == set(over_http) and on_cli["records"] == over_http["records"] == 1
-    assert set(over_http["extra"]) == {"jobs", "llm_tokens"} and "path" in on_cli["extra"]  # the server keeps its own
+    assert set(over_http["extra"]) == {"jobs", "llm_tokens", "episodes"} and "path" in on_cli["extra"]  # the server keeps its own
     added = cli("add", "Remember that I live in Lisbon.", "--user", "alice", "--json")
     assert set(added) == set(responses.AddOut.model_fields) and "trigger_reason" in added
     context = cli("context", "reports", "--user", "alice", "--json")
