@@ -15,6 +15,8 @@ PINNED = {
     "ApprovalRule", "ApprovalRules", "KeyProvider", "KeyStatus", "PendingApprovalError", "PendingChange",
     "PendingStatus", "Provenance", "QualityReport", "Recall", "RecallEvent", "RecallTrace", "Revealed", "Rotation",
     "Verdict", "WriteSample",
+    # the store's tokenizer (issue 10, item 5)
+    "StaleTermsError",
 }
 
 

@@ -34,6 +34,7 @@ from .errors import (
     PendingApprovalError,
     PermissionDeniedError,
     PIIForbiddenError,
+    StaleTermsError,
     StorageError,
     ValidationError,
 )
@@ -133,6 +134,7 @@ __all__ = [
     "Settings",
     "Signals",
     "Source",
+    "StaleTermsError",
     "Stats",
     "Status",
     "StorageError",

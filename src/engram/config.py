@@ -22,7 +22,14 @@ class Settings(BaseSettings):
         "rules", description="rules: the embedded extractor; llm: OPENAI_BASE_URL / OPENAI_API_KEY / LLM_MODEL"
     )
     max_content_chars: int = Field(8000, gt=0)
-    cjk_tokenizer: Literal["jieba", "bigram", "jieba+bigram"] = "jieba+bigram"
+    cjk_tokenizer: Literal["jieba", "bigram", "jieba+bigram"] | None = Field(
+        None, description="CJK terms: None keeps the store's own (a new store gets the default); "
+        "another mode than the store's rebuilds its terms (rebuild_terms)"
+    )
+    rebuild_terms: bool = Field(
+        True, description="a store whose terms came from another tokenizer is re-indexed on open (audited); "
+        "False: refuse to open and name the command"
+    )
     retriever: Literal["hybrid", "bm25", "vector"] = "hybrid"
     fusion: Literal["weighted", "rrf", "minmax"] = "minmax"
     lexical_weight: float = Field(0.6, ge=0, le=1)

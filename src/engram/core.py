@@ -31,7 +31,7 @@ from .governance.rules import ApprovalMatch, ApprovalRules, proposal, proposal_a
 from .governance.values import GovernanceWrites, PendingChange, RecalledMemory, RecallEvent
 from .model import Job, MemoryRecord, Operation, Scope, SearchHit, Status, Version
 from .pii import ENCRYPTED_KEY, PIIPolicies, PIIPolicy, screen, screen_record
-from .search.tokenize import index_text
+from .search.tokenize import DEFAULT_TOKENIZER, Tokenizer
 from .store.base import AuditDraft, RecordWrite, Store, Touch, WriteBatch
 from .writes import new_id, retire
 
@@ -90,8 +90,8 @@ class Admitted:
 
 
 class WriteCore:
-    """Holds what every write needs (store, embedder, clock, policies, PII policy)
-    and is the only caller of ``store.apply``."""
+    """Holds what every write needs (store, embedder, clock, policies, PII policy,
+    the store's tokenizer) and is the only caller of ``store.apply``."""
 
     def __init__(
         self,
@@ -103,8 +103,11 @@ class WriteCore:
         pii: PIIPolicies | None = None,
         approvals: ApprovalRules | None = None,
         max_content_chars: int = 8000,
+        tokenizer: Tokenizer = DEFAULT_TOKENIZER,
     ) -> None:
         self.store = store
+        # the store's tokenizer (search/store_terms.py): every record's terms come from it
+        self.tokenizer = tokenizer
         self.embedder = embedder
         self.clock = clock
         self.policies: list[Policy] = policies if policies is not None else []
@@ -183,7 +186,7 @@ class WriteCore:
         now = self.clock.now()
         batch = WriteBatch(
             tenant,
-            records=tuple(RecordWrite(r, index_text(r.indexed_text), v, _expected(c))
+            records=tuple(RecordWrite(r, self.tokenizer.index_text(r.indexed_text), v, _expected(c))
                           for (c, r), v in zip(pairs, vectors)),
             versions=tuple(v for c, r in pairs for v in _versions(c, r)),
             audit=(*(_audit(c, r, now) for c, r in pairs), *(_purge_audit(c, now) for c in purged), *audit),

@@ -7,6 +7,7 @@ write core (core.py), the one path to the store; it has no write logic of its ow
 from __future__ import annotations
 
 import builtins
+import logging
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -21,7 +22,7 @@ from .config import Settings
 from .core import Change, Policy, WriteCore, WriteIntent, superseding
 from .embed import Embedder, make_embedder
 from .embed.reindex import reindex_store
-from .errors import ConflictError, InvalidValueError, NotFoundError, PermissionDeniedError
+from .errors import ConflictError, InvalidValueError, NotFoundError, PermissionDeniedError, StaleTermsError
 from .filters import record_filter
 from .governance.facade import GovernanceFacade
 from .governance.recalls import Recall
@@ -55,11 +56,14 @@ from .pipeline.run import AddResult, AddRun, Pipeline
 from .replies import link_replies, threads_to_look_up
 from .search.context import ContextBlock, build_context
 from .search.retrieve import Retriever, retrieve
+from .search.store_terms import StoreTerms, store_terms
+from .search.tokenize import Tokenizer
 from .store import Store, open_store
 from .store.base import AuditQuery, RecordFilter, TimeRange
 from .writes import MemoryDraft, build_record, retire, revise
 
 DEFAULT_ACTOR = "app"
+log = logging.getLogger("engram")
 _PAGE = 500
 
 __all__ = ["DEFAULT_ACTOR", "Memory", "Policy", "WriteIntent"]
@@ -89,15 +93,17 @@ class Memory(GovernanceFacade):
         self.embedder = embedder or make_embedder(self.settings.embedder)
         self.clock = clock or SystemClock()
         self.policies = list(policies)
+        terms = store_terms(store, self.settings.cjk_tokenizer)
         self.core = WriteCore(store, self.embedder, self.clock, policies=self.policies,
                               pii=_pii_policies(pii, self.settings),
                               approvals=approvals or ApprovalRules.load(self.settings.approvals),
-                              max_content_chars=self.settings.max_content_chars)
+                              max_content_chars=self.settings.max_content_chars, tokenizer=terms.tokenizer)
         self._pipeline = pipeline
         self._llm = llm
         self._worker: jobs.Worker | None = None
         self._worker_lock = threading.Lock()
         self._location: str | None = getattr(store, "path", None) or getattr(store, "url", None)
+        self.terms_rebuilt = self._rebuild_terms(terms) if terms.stale else 0
 
     @classmethod
     def open(
@@ -383,7 +389,8 @@ class Memory(GovernanceFacade):
         settings = self.settings.retrieval()
         if retriever is not None:
             settings = replace(settings, retriever=cast(Retriever, retriever))  # RetrievalSettings checks it
-        hits = retrieve(self.store, self.embedder, scope.tenant, where, query, k=k, settings=settings, now=now)
+        hits = retrieve(self.store, self.embedder, scope.tenant, where, query, k=k, settings=settings, now=now,
+                        tokenizer=self.core.tokenizer)
         return [replace(hit, record=seen_at(hit.record, now)) for hit in hits if hit.score >= min_score][:k]
 
     def context(
@@ -537,6 +544,25 @@ class Memory(GovernanceFacade):
         each, audited as ``reindex``). Reads keep working meanwhile; a record changed
         concurrently is retried on the next pass."""
         return reindex_store(self.core, batch_size=batch_size, progress=progress)
+
+    @property
+    def tokenizer(self) -> Tokenizer:
+        """The tokenizer of this store's lexical terms (search/store_terms.py)."""
+        return self.core.tokenizer
+
+    def _rebuild_terms(self, terms: StoreTerms) -> int:
+        """The store's terms came from another tokenizer: rebuild them through the
+        reindex path (one audited ``reindex`` version per record), or say what to run.
+        Returns how many records were re-indexed (``Memory.terms_rebuilt``)."""
+        if not self.settings.rebuild_terms:
+            raise StaleTermsError(
+                f"the lexical terms of {self.location} were made by tokenizer {terms.stored!r}; this process uses "
+                f"{terms.tokenizer.name!r}. Rebuild them with `engram reindex` "
+                f"(ENGRAM_CJK_TOKENIZER={terms.tokenizer.mode}), or open with Settings(rebuild_terms=True); "
+                f"to keep the store's terms, open with cjk_tokenizer unset"
+            )
+        log.warning("rebuilding the lexical terms of %s: %s -> %s", self.location, terms.stored, terms.tokenizer.name)
+        return reindex_store(self.core, terms_from=terms.stored)
 
     # -- helpers -----------------------------------------------------------------------------
 

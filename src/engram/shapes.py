@@ -224,8 +224,12 @@ def purged_data(count: int) -> JSON:
     return {"purged": count}
 
 
-def reindexed_data(count: int) -> JSON:
-    return {"reindexed": count}
+def reindexed_data(count: int, tokenizer: str | None = None, terms_rebuilt: int = 0) -> JSON:
+    """``count``: records re-embedded; ``terms_rebuilt``: records whose lexical terms
+    were rebuilt; ``tokenizer``: what the store's terms come from after the run."""
+    if tokenizer is None:
+        return {"reindexed": count}
+    return {"reindexed": count, "terms_rebuilt": terms_rebuilt, "tokenizer": tokenizer}
 
 
 __all__ = [

@@ -20,7 +20,7 @@ from ..model import MemoryRecord, SearchHit, Signals
 from ..store.base import RecordFilter, ScoredId, Store, TimeRange
 from .rewrite import rewrite_query
 from .timehints import TimeWindow, time_window
-from .tokenize import query_terms
+from .tokenize import DEFAULT_TOKENIZER, Tokenizer
 
 Retriever = Literal["hybrid", "bm25", "vector"]
 Fusion = Literal["weighted", "rrf", "minmax"]
@@ -68,10 +68,6 @@ class Candidate:
     lexical: float  # normalized to [0, 1]
     vector: float  # cosine clipped to [0, 1]
     relevance: float
-
-
-def lexical_candidates(store: Store, tenant: str, where: RecordFilter, query: str, pool: int) -> list[ScoredId]:
-    return store.lexical(tenant, where, query_terms(query), pool)
 
 
 def fuse_weighted(
@@ -214,11 +210,13 @@ def diversify(hits: list[SearchHit]) -> list[SearchHit]:
 
 @dataclass(frozen=True, slots=True)
 class Ask:
-    """A query once prepared: its text (rewritten), its vector, the period it names."""
+    """A query once prepared: its text (rewritten), its vector, the period it names,
+    its lexical terms (by the store's tokenizer)."""
 
     text: str
     vector: np.ndarray | None
     window: TimeWindow | None
+    terms: tuple[str, ...] = ()
 
 
 def retrieve(
@@ -231,13 +229,15 @@ def retrieve(
     k: int,
     settings: RetrievalSettings,
     now: datetime,
+    tokenizer: Tokenizer = DEFAULT_TOKENIZER,
 ) -> list[SearchHit]:
     """Ranked hits, best first. The first ``settings.pool`` are ranked over a pool of
     that size whatever ``k`` is, so asking for more results never reorders the top
     ones; beyond it, a deeper pass supplies the rest."""
     text = rewrite_query(query) if settings.query_rewrite else query
     vector = embedder.embed([text], role="query")[0] if settings.retriever in ("hybrid", "vector") else None
-    ask = Ask(text, vector, time_window(text, now) if settings.time_weight else None)
+    ask = Ask(text, vector, time_window(text, now) if settings.time_weight else None,
+              tuple(tokenizer.query_terms(text)))
     hits = _ranked(store, embedder.name, tenant, where, ask, settings.pool, settings, now)
     if k <= settings.pool:
         return hits
@@ -256,14 +256,14 @@ def _ranked(
     inside = replace(where, time_ranges=(*where.time_ranges, TimeRange("valid_from", window.start, window.end))) \
         if window else None
     if settings.retriever in ("hybrid", "bm25"):
-        lexical = lexical_candidates(store, tenant, where, ask.text, pool)
+        lexical = store.lexical(tenant, where, ask.terms, pool)
         if inside is not None:
-            lexical = _merge(lexical, lexical_candidates(store, tenant, inside, ask.text, pool))
+            lexical = _merge(lexical, store.lexical(tenant, inside, ask.terms, pool))
     if ask.vector is not None:
         vector = store.nearest(tenant, where, model, ask.vector, pool)
         if inside is not None:
             vector = _merge(vector, store.nearest(tenant, inside, model, ask.vector, pool))
-    share = lexical_share(settings, ask.text)
+    share = lexical_share(settings, len(ask.terms))
     if settings.fusion == "rrf":
         candidates = fuse_rrf(lexical, vector, share, settings.rrf_k)
     else:
@@ -302,15 +302,14 @@ def _merge(first: list[ScoredId], second: list[ScoredId]) -> list[ScoredId]:
     return [ScoredId(key, value) for key, value in sorted(best.items(), key=lambda item: -item[1])]
 
 
-def lexical_share(settings: RetrievalSettings, query: str) -> float:
-    """The lexical weight for this query. Past ``long_query_terms`` distinct terms it
+def lexical_share(settings: RetrievalSettings, terms: int) -> float:
+    """The lexical weight for a query of ``terms`` distinct terms. Past ``long_query_terms`` it
     shrinks in proportion: a long query (a conversation, a paragraph) matches most
     memories on some word, so BM25 turns to noise while embeddings keep the topic."""
     if settings.retriever != "hybrid":
         return 1.0 if settings.retriever == "bm25" else 0.0
     if not settings.long_query_terms:
         return settings.lexical_weight
-    terms = len(query_terms(query))
     return settings.lexical_weight * min(1.0, settings.long_query_terms / max(terms, 1))
 
 

@@ -157,6 +157,9 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
     ),
     (3, "governance: pending changes, recalls, write samples",
      GOVERNANCE + "".join(_rls(table) for table in GOVERNANCE_TABLES)),
+    # Store-wide settings describing the stored index (the tokenizer of the lexical
+    # terms); no tenant column and no row-level security: they are the schema's.
+    (6, "store-wide settings", "CREATE TABLE {schema}.engram_meta (key text PRIMARY KEY, value text NOT NULL);"),
 )
 
 
