@@ -319,6 +319,7 @@ def run_eval(config: EvalConfig, *, progress: Progress | None = None,
         total = sum(len(queries) for _, queries in chosen)
         clock = DatasetClock()
         first = Memory.open(base.db, embedder=embedder, settings=base, clock=clock)
+        tokenizer = first.tokenizer.name  # what the index's terms come from (the store's tokenizer)
         memories = {spec.name: Memory(first.store, embedder=embedder, settings=_variant(base, spec), clock=clock)
                     for spec in specs}
         runner = UnitRunner(config, specs, base, memories, clock)
@@ -339,6 +340,7 @@ def run_eval(config: EvalConfig, *, progress: Progress | None = None,
         finally:
             first.close()
         results = summarize_run(config, dataset, specs, base, embedder.name, rows, len(units))
+        results["cjk_tokenizer"] = tokenizer
         results["run"] = {"seconds": round(time.perf_counter() - started, 1), "units_resumed": resumed,
                           "results_file": str(out)}
         _atomic_write(out, results)
