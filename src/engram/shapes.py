@@ -103,9 +103,11 @@ def version_brief(version: Version) -> JSON:
 
 
 def signals_data(signals: Signals) -> JSON:
-    """Why a hit came back: each signal in [0, 1] before weighting."""
+    """Why a hit came back: each signal in [0, 1] before weighting (``vector`` the raw
+    cosine and ``overlap`` the shared content terms decide context()'s relevance floor)."""
     return {"lexical": signals.lexical, "vector": signals.vector, "relevance": signals.relevance,
-            "recency": signals.recency, "importance": signals.importance, "validity": signals.validity}
+            "recency": signals.recency, "importance": signals.importance, "validity": signals.validity,
+            "overlap": signals.overlap}
 
 
 def hit_data(hit: SearchHit) -> JSON:
@@ -136,7 +138,7 @@ def history_data(versions: Iterable[Version]) -> JSON:
 
 
 def context_data(block: ContextBlock) -> JSON:
-    return {"text": block.text, "tokens": block.tokens, "dropped": block.dropped,
+    return {"text": block.text, "tokens": block.tokens, "dropped": block.dropped, "below_floor": block.below_floor,
             "hits": [hit_data(h) for h in block.hits], "recall_id": block.recall_id}
 
 

@@ -26,7 +26,7 @@ from typing import Any
 import pydantic
 
 from ..config import Settings
-from ..embed import Embedder, make_embedder
+from ..embed import ENSEMBLE, ENSEMBLE_PARTS, Embedder, EnsembleEmbedder, make_embedder
 from ..errors import BenchmarkDataError, ConfigError
 from ..memory import Memory
 from ..model import Kind, Scope, Source
@@ -293,6 +293,8 @@ def _variant(base: Settings, spec: RetrieverSpec) -> Settings:
 
 
 def make_eval_embedder(name: str, cache_dir: Path | None) -> Embedder:
+    if name == ENSEMBLE:  # each part cached on its own, so single-model runs share the cache
+        return EnsembleEmbedder([CachedEmbedder(make_embedder(part), cache_dir) for part in ENSEMBLE_PARTS])
     return CachedEmbedder(make_embedder(name), cache_dir)
 
 

@@ -15,9 +15,11 @@ from typing import Literal
 import numpy as np
 
 from ..embed.base import Embedder
+from ..embed.ensemble import fuse_parts, part_cosines
 from ..errors import InvalidValueError
 from ..model import MemoryRecord, SearchHit, Signals
 from ..store.base import RecordFilter, ScoredId, Store, TimeRange
+from .floor import overlap as term_overlap
 from .rewrite import rewrite_query
 from .timehints import TimeWindow, time_window
 from .tokenize import DEFAULT_TOKENIZER, Tokenizer
@@ -171,7 +173,8 @@ def recency(record: MemoryRecord, now: datetime, half_life_days: float) -> float
 
 
 def rerank(
-    candidates: Sequence[Candidate], records: dict[str, MemoryRecord], settings: RetrievalSettings, now: datetime
+    candidates: Sequence[Candidate], records: dict[str, MemoryRecord], settings: RetrievalSettings, now: datetime,
+    query_terms: Sequence[str] = (), tokenizer: Tokenizer = DEFAULT_TOKENIZER,
 ) -> list[SearchHit]:
     hits = []
     for cand in candidates:
@@ -185,6 +188,7 @@ def rerank(
             recency=recency(record, now, settings.recency_half_life_days),
             importance=record.importance,
             validity=1.0 if record.is_valid_at(now) else 0.0,
+            overlap=term_overlap(query_terms, tokenizer.query_terms(record.indexed_text)),
         )
         score = signals.validity * (
             settings.relevance_weight * signals.relevance
@@ -238,17 +242,18 @@ def retrieve(
     vector = embedder.embed([text], role="query")[0] if settings.retriever in ("hybrid", "vector") else None
     ask = Ask(text, vector, time_window(text, now) if settings.time_weight else None,
               tuple(tokenizer.query_terms(text)))
-    hits = _ranked(store, embedder.name, tenant, where, ask, settings.pool, settings, now)
+    parts = tuple(getattr(embedder, "dims", ()))  # an ensemble: the width of each model's part
+    hits = _ranked(store, embedder.name, tenant, where, ask, settings.pool, settings, now, tokenizer, parts)
     if k <= settings.pool:
         return hits
     seen = {hit.record.id for hit in hits}
-    deeper = _ranked(store, embedder.name, tenant, where, ask, 3 * k, settings, now)
+    deeper = _ranked(store, embedder.name, tenant, where, ask, 3 * k, settings, now, tokenizer, parts)
     return hits + [hit for hit in deeper if hit.record.id not in seen]
 
 
 def _ranked(
     store: Store, model: str, tenant: str, where: RecordFilter, ask: Ask, pool: int, settings: RetrievalSettings,
-    now: datetime,
+    now: datetime, tokenizer: Tokenizer, parts: tuple[int, ...] = (),
 ) -> list[SearchHit]:
     lexical: list[ScoredId] = []
     vector: list[ScoredId] = []
@@ -263,22 +268,27 @@ def _ranked(
         vector = store.nearest(tenant, where, model, ask.vector, pool)
         if inside is not None:
             vector = _merge(vector, store.nearest(tenant, inside, model, ask.vector, pool))
+    cosines: dict[str, float] = {}
+    if parts and ask.vector is not None:
+        vector, cosines = ensemble_scores(store, model, tenant, lexical, vector, ask.vector, parts)
     share = lexical_share(settings, len(ask.terms))
     if settings.fusion == "rrf":
         candidates = fuse_rrf(lexical, vector, share, settings.rrf_k)
     else:
-        missing = _missing_vector_scores(store, model, tenant, lexical, vector, ask.vector)
+        missing = {} if cosines else _missing_vector_scores(store, model, tenant, lexical, vector, ask.vector)
         if settings.fusion == "minmax" and settings.retriever == "hybrid":
             candidates = fuse_minmax(lexical, vector, missing, share, depth=settings.pool)
         else:
             candidates = fuse_weighted(lexical, vector, missing, share)
+    if cosines:  # the signal stays the (mean) cosine; the z-fused score only ranked
+        candidates = [replace(c, vector=max(cosines.get(c.id, 0.0), 0.0)) for c in candidates]
     candidates.sort(key=lambda cand: -cand.relevance)
     candidates = candidates[: pool]
     records = {record.id: record for record in store.get(tenant, [cand.id for cand in candidates])}
     candidates = lift_by_context(candidates, records, settings)
     if window is not None:
         candidates = lift_inside(candidates, records, window, settings.time_weight)
-    return diversify(rerank(candidates, records, settings, now))
+    return diversify(rerank(candidates, records, settings, now, ask.terms, tokenizer))
 
 
 def lift_inside(
@@ -311,6 +321,25 @@ def lexical_share(settings: RetrievalSettings, terms: int) -> float:
     if not settings.long_query_terms:
         return settings.lexical_weight
     return settings.lexical_weight * min(1.0, settings.long_query_terms / max(terms, 1))
+
+
+def ensemble_scores(
+    store: Store, model: str, tenant: str, lexical: list[ScoredId], vector: list[ScoredId], query: np.ndarray,
+    parts: tuple[int, ...],
+) -> tuple[list[ScoredId], dict[str, float]]:
+    """An ensemble's vector scores over the whole candidate pool (vector and lexical
+    candidates): each model's cosines z-scored over the pool and averaged, squashed
+    into (0, 1) by a logistic so every fusion can take them; and each candidate's
+    mean cosine, the absolute signal."""
+    ids = list(dict.fromkeys([hit.id for hit in vector] + [hit.id for hit in lexical]))
+    stored = store.vectors(tenant, ids, model) if ids else {}
+    ids = [key for key in ids if key in stored]
+    if not ids:
+        return vector, {}
+    per_part = part_cosines(parts, np.vstack([stored[key] for key in ids]), query)
+    fused = 1.0 / (1.0 + np.exp(-fuse_parts(per_part)))
+    scored = sorted(zip(ids, fused.tolist()), key=lambda item: -item[1])
+    return [ScoredId(key, score) for key, score in scored], dict(zip(ids, per_part.mean(axis=0).tolist()))
 
 
 def _missing_vector_scores(
