@@ -15,8 +15,8 @@ is injected there is leakage.
 A floor (cosine c, overlap o) keeps a hit when cosine >= c OR overlap >= o. Units
 are the folds (MADial users, LoCoMo conversations): for each held-out unit the
 floor is chosen on all the other units (the least leakage whose gold recall stays
->= ``--keep`` of the no-floor recall there; ties: higher precision) and scored on
-the held-out unit.
+>= ``--keep`` of the no-floor recall on every dataset there; ties: higher
+precision) and scored on the held-out unit.
 Reported per fold and pooled: precision, gold kept, leakage kept.
 """
 
@@ -32,11 +32,12 @@ from pathlib import Path
 
 from engram.config import Settings
 from engram.eval.data import load
-from engram.eval.runner import DatasetClock, doc_draft, make_eval_embedder, unit_now
+from engram.eval.runner import BENCHMARK_PII, DatasetClock, doc_draft, make_eval_embedder, unit_now
 from engram.memory import Memory
 from engram.model import Scope
 
-COSINES = [None, *[round(0.05 * i, 2) for i in range(2, 19)]]  # None: the cosine side admits nothing
+# None: the cosine side admits nothing
+COSINES = [None, *[round(0.01 * i, 2) for i in range(5, 30)], *[round(0.05 * i, 2) for i in range(6, 19)]]
 OVERLAPS = [None, 0.2, 0.25, 0.3, 0.34, 0.4, 0.5, 0.6, 0.67, 0.75, 0.8, 1.0]
 
 
@@ -60,7 +61,7 @@ def collect(dataset: str, data: str, embedder_name: str, cache_dir: str | None, 
         clock = DatasetClock()
         settings = Settings(db=f"{tmp}/floor.db", relevance_floor=False, record_recalls=False,
                             max_content_chars=1_000_000)
-        memory = Memory.open(settings.db, embedder=embedder, settings=settings, clock=clock)
+        memory = Memory.open(settings.db, embedder=embedder, settings=settings, clock=clock, pii=BENCHMARK_PII)
         scopes = {}
         for unit in units:
             scope = Scope("floor", (dataset, unit.id))
@@ -111,16 +112,20 @@ def no_floor(items: list[Injected]) -> dict:
 
 def choose(items: list[Injected], keep: float) -> tuple[float | None, float | None]:
     """The least leakage (what is injected when nothing is relevant: the floor's job)
-    whose gold kept >= keep; ties: higher precision."""
+    whose gold kept >= keep on EVERY dataset (a floor must not buy one dataset's
+    precision with another's recall); ties: higher precision."""
+    groups: dict[str, list[Injected]] = {}
+    for item in items:
+        groups.setdefault(":".join(item.fold.split(":")[:2]), []).append(item)
     best: tuple[float, float] | None = None
     chosen: tuple[float | None, float | None] = (0.0, None)
     for cosine in COSINES:
         for overlap in OVERLAPS:
             if cosine is None and overlap is None:
                 continue
-            s = score(items, cosine, overlap)
-            if s["gold_kept"] < keep:
+            if min(score(group, cosine, overlap)["gold_kept"] for group in groups.values()) < keep:
                 continue
+            s = score(items, cosine, overlap)
             key = (-round(s["leakage_kept"], 6), s["precision"])
             if best is None or key > best:
                 best, chosen = key, (cosine, overlap)
@@ -145,6 +150,15 @@ def cross_validate(items: list[Injected], keep: float) -> dict:
     return {"folds": rows, "summary": summary}
 
 
+def per_dataset(items: list[Injected], cosine: float | None, overlap: float | None) -> dict[str, dict]:
+    """The floor's effect on each dataset (and language), against no floor."""
+    groups: dict[str, list[Injected]] = {}
+    for item in items:
+        groups.setdefault(":".join(item.fold.split(":")[:2]).rstrip(":"), []).append(item)
+    return {name: {"floor": score(group, cosine, overlap), "no_floor": no_floor(group)}
+            for name, group in sorted(groups.items())}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--dataset", action="append", required=True)
@@ -156,6 +170,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", type=float, default=0.95, help="gold recall kept at least (train folds)")
     parser.add_argument("--out")
     parser.add_argument("--items", help="a JSONL of injected hits: read if it exists, else written")
+    parser.add_argument("--at", help="COSINE,OVERLAP: also report this floor per dataset (e.g. the default)")
     args = parser.parse_args(argv)
     items: list[Injected] = []
     if args.items and Path(args.items).exists():
@@ -174,9 +189,14 @@ def main(argv: list[str] | None = None) -> int:
         "cross_validation": cross_validate(items, args.keep),
         "all_units": {"cosine": cosine, "overlap": overlap, "score": score(items, cosine, overlap),
                       "no_floor": no_floor(items)},
+        "per_dataset": per_dataset(items, cosine, overlap),
         "grid": [{"cosine": c, "overlap": o, **score(items, c, o)} for c in COSINES for o in OVERLAPS
                  if not (c is None and o is None)],
     }
+    if args.at:
+        at_cosine, at_overlap = (float(part) for part in args.at.split(","))
+        report["at"] = {"cosine": at_cosine, "overlap": at_overlap,
+                        "per_dataset": per_dataset(items, at_cosine, at_overlap)}
     text = json.dumps(report, indent=1)
     if args.out:
         Path(args.out).write_text(text, encoding="utf-8")

@@ -30,12 +30,16 @@ from ..embed import ENSEMBLE, ENSEMBLE_PARTS, Embedder, EnsembleEmbedder, make_e
 from ..errors import BenchmarkDataError, ConfigError
 from ..memory import Memory
 from ..model import Kind, Scope, Source
+from ..pii import PIIPolicy
 from ..writes import MemoryDraft
 from . import metrics
 from .cache import CachedEmbedder
 from .data import Dataset, Doc, Query, Unit, load
 
 BASELINES = ("bm25", "vector")
+# Public benchmark text is indexed as given: masking would change what is retrieved, and a
+# forbidden kind (LongMemEval_S haystacks hold password-like strings) would stop the run.
+BENCHMARK_PII = PIIPolicy(default="allow", actions={})
 PLAIN = {"neighbour_weight": 0.0, "thread_weight": 0.0, "time_weight": 0.0, "query_rewrite": False}
 TENANT = "eval"
 INDEX_FIELDS = frozenset({"embedder", "cjk_tokenizer", "db", "max_content_chars", "reply_context"})
@@ -320,10 +324,10 @@ def run_eval(config: EvalConfig, *, progress: Progress | None = None,
         chosen = [(u, list(u.queries[: config.limit_queries] if config.limit_queries else u.queries)) for u in units]
         total = sum(len(queries) for _, queries in chosen)
         clock = DatasetClock()
-        first = Memory.open(base.db, embedder=embedder, settings=base, clock=clock)
+        first = Memory.open(base.db, embedder=embedder, settings=base, clock=clock, pii=BENCHMARK_PII)
         tokenizer = first.tokenizer.name  # what the index's terms come from (the store's tokenizer)
-        memories = {spec.name: Memory(first.store, embedder=embedder, settings=_variant(base, spec), clock=clock)
-                    for spec in specs}
+        memories = {spec.name: Memory(first.store, embedder=embedder, settings=_variant(base, spec), clock=clock,
+                                      pii=BENCHMARK_PII) for spec in specs}
         runner = UnitRunner(config, specs, base, memories, clock)
         advance = progress(config.dataset, total, len(units)) if progress else (lambda n: None)
         rows: list[dict] = []
