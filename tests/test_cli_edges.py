@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 from engram import FakeHashEmbedder, Memory, Scope, __version__
 from engram.cli import app
 from engram.cli.tables import hits_table, records_table, versions_table
+from engram.search.tokenize import DEFAULT_TOKENIZER
 
 runner = CliRunner()
 
@@ -88,13 +89,14 @@ def test_an_ambiguous_prefix_says_so_and_lists_the_candidates(env):
 def test_json_on_every_command_that_prints_a_result(env):
     record_id = remember("Prefers concise reports", "--kind", "preference")
     context = json.loads(ok("context", "concise reports", "--user", "alice", "--json"))
-    assert set(context) == {"text", "tokens", "dropped", "hits", "recall_id"} and "concise" in context["text"]
+    assert set(context) == {"text", "tokens", "dropped", "below_floor", "hits", "recall_id"} and "concise" in context["text"]
     dump = env / "dump.jsonl"
     ok("export", str(dump), "--user", "alice")
     other = str(env / "other.db")
     assert json.loads(ok("import", str(dump), "--db", other, "--json")) == {"imported": 1, "skipped": 0,
                                                                             "tenant": "acme"}
-    assert json.loads(ok("reindex", "--json")) == {"reindexed": 0}
+    assert json.loads(ok("reindex", "--json")) == {
+        "reindexed": 0, "terms_rebuilt": 0, "tokenizer": DEFAULT_TOKENIZER.name}
     assert json.loads(ok("maintain", "--json")) == {"expired": 0, "consolidated": 0}
     assert json.loads(ok("forget", record_id, "--json"))["status"] == "deleted"
     assert json.loads(ok("purge", "--user", "alice", "--yes", "--json")) == {"purged": 1}
@@ -154,6 +156,15 @@ def test_reindex_counts_from_the_start(env, monkeypatch):
     assert "2 memories to re-embed with" in result.output and "re-embedded 2 memories" in result.output
     assert "2/2" in result.output
     assert "nothing to re-embed" in ok("reindex")
+
+
+def test_reindex_switches_the_stores_cjk_mode_and_keeps_it(env):
+    remember("Lisa在周末的图书馆活动中表现积极")
+    switched = json.loads(ok("reindex", "--cjk-tokenizer", "jieba", "--json"))
+    assert switched == {"reindexed": 0, "terms_rebuilt": 1, "tokenizer": "v2:jieba"}
+    assert json.loads(ok("reindex", "--json"))["tokenizer"] == "v2:jieba"  # the store's own from now on
+    refused = invoke("reindex", "--cjk-tokenizer", "words")
+    assert refused.exit_code == 2 and "unknown CJK mode" in refused.output
 
 
 @pytest.mark.parametrize("option", [["--user", ""], ["--agent", ""], ["--ns", ""], ["--user", " "]])

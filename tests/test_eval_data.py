@@ -124,6 +124,30 @@ def test_longmemeval_gz_user_turns_and_abstention(tmp_path):
     assert len(both.units[0].docs) == 4
 
 
+def test_longmemeval_haystack_listing_a_session_twice_loads_and_reports_the_merge(tmp_path):
+    """Real LongMemEval_S files list some sessions twice; identical copies are indexed
+    once, a copy with other turns keeps its own turn ids inside the same session."""
+    item = _lme_item()
+    twice = _lme_item(
+        "q2",
+        haystack_session_ids=["s1", "answer_s2", "s1", "s1"],
+        haystack_dates=["2023/05/01 (Mon) 10:00", "2023/05/02 (Tue) 11:00", "2023/05/01 (Mon) 10:00",
+                        "2023/05/03 (Wed) 09:00"],
+        haystack_sessions=[*item["haystack_sessions"], item["haystack_sessions"][0],
+                           [{"role": "user", "content": "Hello again", "has_answer": True}]],
+    )
+    data = load_longmemeval(_write(tmp_path / "lme.json", [item, twice]))
+    unit = data.units[1]
+    assert [d.id for d in unit.docs] == ["s1_1", "answer_s2_1", "s1~2_1"]
+    assert len({d.id for d in unit.docs}) == len(unit.docs)
+    query, = unit.queries
+    assert query.gold == frozenset({"answer_s2_1", "s1~2_1"})
+    assert query.gold_groups == frozenset({"answer_s2", "s1"})  # the differing copy is still session s1
+    assert data.notes["duplicate_sessions_merged"] == 1
+    assert data.notes["duplicate_sessions_kept_apart"] == 1
+    assert data.notes["questions_with_duplicate_sessions"] == 1
+
+
 def test_longmemeval_mismatched_haystack(tmp_path):
     path = _write(tmp_path / "lme.json", [_lme_item(), _lme_item("q3", haystack_dates=["2023/05/01 (Mon) 10:00"])])
     with pytest.raises(BenchmarkDataError, match=r"question 'q3': haystack_session_ids, haystack_sessions"):

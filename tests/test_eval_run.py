@@ -64,6 +64,22 @@ def test_longmemeval_slice_has_turn_and_session_levels(tmp_path):
     assert "recall_all@5" in overall["session"] and "ndcg_any@5" in overall["turn"]
 
 
+def test_longmemeval_with_a_session_listed_twice_runs(tmp_path):
+    """`ConflictError: record … already exists` was the symptom: two turns with one id."""
+    session = [{"role": "user", "content": "I adopted a cat named Miso", "has_answer": True}]
+    other = [{"role": "user", "content": "The weather was grey"}]
+    item = {"question_id": "q1", "question_type": "single-session-user", "question": "What is my cat called?",
+            "answer": "Miso", "question_date": "2023/05/14 (Sun) 09:58",
+            "haystack_session_ids": ["a", "b", "a"], "haystack_sessions": [session, other, session],
+            "haystack_dates": ["2023/05/01 (Mon) 10:00", "2023/05/02 (Tue) 10:00", "2023/05/01 (Mon) 10:00"],
+            "answer_session_ids": ["a"]}
+    data = tmp_path / "lme.json"
+    data.write_text(json.dumps([item]), encoding="utf-8")
+    results = run_eval(_config(tmp_path, "longmemeval", data))
+    assert results["queries"] == 1 and results["notes"]["duplicate_sessions_merged"] == 1
+    assert results["retrievers"]["hybrid"]["overall"]["session"]["recall_all@5"] == 1.0
+
+
 class Interrupt(Exception):
     pass
 

@@ -17,6 +17,8 @@ PINNED = {
     "Verdict", "WriteSample",
     # episodes and consolidation (issue 13)
     "ConsolidationReport", "ExcerptTurn", "Schedule", "Thread", "ThreadExcerpt", "Turn",
+    # the store's tokenizer (issue 10, item 5)
+    "StaleTermsError",
 }
 
 

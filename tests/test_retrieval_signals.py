@@ -20,6 +20,7 @@ from engram.search.retrieve import (
 )
 from engram.search.rewrite import rewrite_query, transcript_lines
 from engram.search.timehints import TimeWindow, time_window
+from engram.search.tokenize import query_terms
 from engram.store.base import ScoredId
 from engram.store.sqlite import SQLiteStore
 from engram.writes import MemoryDraft
@@ -78,9 +79,9 @@ def test_minmax_scales_each_list():
 
 def test_long_queries_lean_on_vectors():
     settings = RetrievalSettings(lexical_weight=0.6, long_query_terms=4)
-    assert lexical_share(settings, "red apple pie") == pytest.approx(0.6)
-    assert lexical_share(settings, "one two three four five six seven eight") == pytest.approx(0.3)
-    assert lexical_share(RetrievalSettings(retriever="bm25"), "x y") == 1.0
+    assert lexical_share(settings, len(query_terms("red apple pie"))) == pytest.approx(0.6)
+    assert lexical_share(settings, len(query_terms("one two three four five six seven eight"))) == pytest.approx(0.3)
+    assert lexical_share(RetrievalSettings(retriever="bm25"), 2) == 1.0
     with pytest.raises(InvalidValueError):
         RetrievalSettings(long_query_terms=-1)
 

@@ -260,3 +260,61 @@ def test_english_changes_supersede_refinements_update_repeats_noop(live) -> None
         "style:reports": "Prefers detailed reports",
         "tools": "The team uses Linear for issue tracking",
     }
+
+
+# --- issue 12: Chinese and cross-language preference changes, relations, tool switches ----
+
+
+def test_a_chinese_report_style_instruction_is_the_report_preference_and_its_change_supersedes(live) -> None:
+    memory, clock = live
+    scope = Scope.for_user("acme", "li")
+    [(event, content, first_id)] = say(memory, clock, scope, "以后报告请写得简洁一些")
+    assert (event, content) == ("ADD", "用户希望报告写得简洁一些")
+    [(event, content, target)] = say(memory, clock, scope, "以后报告请写得详细一些，不要太简洁")
+    assert (event, content, target) == ("SUPERSEDE", "用户希望报告写得详细一些，不要太简洁", first_id)
+    active = [r for r in memory.list(scope).items if r.category == "style:reports"]
+    assert [r.content for r in active] == ["用户希望报告写得详细一些，不要太简洁"]
+
+
+def test_a_change_said_in_english_supersedes_the_preference_said_in_chinese(live) -> None:
+    memory, clock = live
+    scope = Scope.for_user("acme", "wang")
+    [(event, _, first_id)] = say(memory, clock, scope, "我喜欢简洁的报告")
+    assert event == "ADD"
+    [(event, content, target)] = say(memory, clock, scope, "From now on I prefer detailed reports")
+    assert (event, content, target) == ("SUPERSEDE", "Prefers detailed reports", first_id)
+    assert memory.get(first_id, scope).status is Status.SUPERSEDED
+
+
+def test_a_tool_switch_is_not_a_move_and_keeps_the_home(live) -> None:
+    memory, clock = live
+    scope = Scope.for_user("acme", "sam")
+    [(event, _, home_id)] = say(memory, clock, scope, "I live in Lisbon.")
+    assert event == "ADD"
+    [(event, content, _)] = say(memory, clock, scope, "I've moved from Java to mostly writing Go.")
+    assert event == "ADD" and "Lives in" not in content and "Go" in content
+    assert memory.get(home_id, scope).status is Status.ACTIVE
+
+
+@pytest.mark.parametrize(
+    ("text", "content", "category"),
+    [
+        ("My direct manager is Laura Chen.", "User's direct manager is Laura Chen", "relation:manager"),
+        ("My mentor is called Grace Liu.", "User's mentor is Grace Liu", "relation:mentor"),
+        ("My daughter's name is Mia.", "User's daughter's name is Mia", "family"),
+        ("我的直属上级是王建国。", "用户的直属上级是王建国", "relation:manager"),
+        ("我们经理叫赵敏。", "用户的经理是赵敏", "relation:manager"),
+        ("I've moved from Python to mostly writing Rust.", "Has moved from Python to mostly writing Rust", "tools"),
+        ("我最近从Java转到主要写Go了。", "用户从Java转到主要写Go", "tools"),
+        ("请把回答写得详细一点。", "用户希望回答写得详细一点", "style:answers"),
+    ],
+)
+def test_relations_tool_switches_and_style_wishes(text: str, content: str, category: str) -> None:
+    found = only(text)
+    assert (found.kind, found.content, found.category) == (
+        Kind.PREFERENCE if category.startswith("style") else Kind.FACT, content, category)
+
+
+def test_a_boss_described_is_not_a_boss_named() -> None:
+    assert extract("我的领导是个很严格的人。") == []
+    assert only("I moved to Berlin last month").category == "location:residence"

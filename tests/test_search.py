@@ -72,7 +72,7 @@ def test_min_score_and_k(memory, alice):
 def test_context_groups_by_kind_within_budget_deterministically(real_memory, alice):
     real_memory.remember("Prefers concise reports", alice, kind="preference")
     real_memory.remember("Company uses a three-level approval flow for reports", alice, kind="rule")
-    real_memory.remember("Name is Zhang San", alice, kind="fact")
+    real_memory.remember("Quarterly reports go to Zhang San", alice, kind="fact")  # related: the floor keeps it
     real_memory.remember("Submit the quarterly report by Friday", alice, kind="todo")
     block = real_memory.context("write the quarterly report", alice, budget_tokens=400)
     text = block.text

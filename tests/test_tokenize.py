@@ -16,21 +16,27 @@ def test_a_latin_word_does_not_swallow_the_chinese_after_it():
     assert not any("python" in t and t != "python" for t in terms)
 
 
+JIEBA_BIGRAM = Tokenizer("jieba+bigram")
+
+
 def test_chinese_before_and_after_a_latin_name_are_separate_runs():
-    terms = index_terms("Lisa在周末的图书馆活动中表现积极")
+    terms = JIEBA_BIGRAM.index_terms("Lisa在周末的图书馆活动中表现积极")
     assert "lisa" in terms
     assert {"图书馆", "活动", "积极"} <= set(terms)
-    terms = index_terms("张三在iPhone上设置了提醒")
+    assert {"lisa", "图书", "书馆", "活动", "积极"} <= set(index_terms("Lisa在周末的图书馆活动中表现积极"))  # bigrams
+    terms = JIEBA_BIGRAM.index_terms("张三在iPhone上设置了提醒")
     assert "iphon" in terms  # stemmed like every Latin word
     assert {"张三", "提醒", "设置"} <= set(terms)
 
 
 def test_numbers_next_to_chinese_are_their_own_terms():
-    assert index_terms("我在2019年搬到上海")[:3] == ["我", "在", "我在"]
-    terms = index_terms("我在2019年搬到上海")
+    assert JIEBA_BIGRAM.index_terms("我在2019年搬到上海")[:3] == ["我", "在", "我在"]
+    assert index_terms("我在2019年搬到上海") == ["我在", "2019", "年搬", "搬到", "到上", "上海"]
+    terms = JIEBA_BIGRAM.index_terms("我在2019年搬到上海")
     assert "2019" in terms and "上海" in terms
     assert not any(t.startswith("2019") and t != "2019" for t in terms)
-    assert index_terms("3月5日") == ["3", "月", "月", "5", "日", "日"]
+    assert JIEBA_BIGRAM.index_terms("3月5日") == ["3", "月", "月", "5", "日", "日"]
+    assert index_terms("3月5日") == ["3", "月", "5", "日"]
 
 
 def test_full_width_latin_and_digits_fold_to_ascii():
@@ -96,7 +102,8 @@ def test_modes(mode, expected):
 
 
 def test_name_identifies_version_and_mode():
-    assert Tokenizer().name == f"v{tokenize.TOKENIZER_VERSION}:jieba+bigram"
+    assert Tokenizer().name == f"v{tokenize.TOKENIZER_VERSION}:bigram"
+    assert Tokenizer("jieba+bigram").name == f"v{tokenize.TOKENIZER_VERSION}:jieba+bigram"
     assert tokenize.TOKENIZER_VERSION >= 2  # v1 had the script-boundary bug
     assert Tokenizer("bigram").name != Tokenizer("jieba").name
     assert Tokenizer("bigram") == Tokenizer("bigram")

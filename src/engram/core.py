@@ -33,7 +33,7 @@ from .governance.values import GovernanceWrites, PendingChange, RecalledMemory, 
 from .limits import InputLimits
 from .model import Job, MemoryRecord, Operation, Scope, SearchHit, Status, Version
 from .pii import ENCRYPTED_KEY, PIIPolicies, PIIPolicy, Redactor, screen, screen_record
-from .search.tokenize import index_text
+from .search.tokenize import DEFAULT_TOKENIZER, Tokenizer
 from .store.base import AuditDraft, RecordWrite, Store, Touch, WriteBatch
 from .writes import new_id, retire
 
@@ -92,8 +92,8 @@ class Admitted:
 
 
 class WriteCore:
-    """Holds what every write needs (store, embedder, clock, policies, PII policy)
-    and is the only caller of ``store.apply``."""
+    """Holds what every write needs (store, embedder, clock, policies, PII policy,
+    the store's tokenizer) and is the only caller of ``store.apply``."""
 
     def __init__(
         self,
@@ -105,8 +105,11 @@ class WriteCore:
         pii: PIIPolicies | None = None,
         approvals: ApprovalRules | None = None,
         limits: InputLimits | None = None,
+        tokenizer: Tokenizer = DEFAULT_TOKENIZER,
     ) -> None:
         self.store = store
+        # the store's tokenizer (search/store_terms.py): every record's terms come from it
+        self.tokenizer = tokenizer
         self.embedder = embedder
         self.clock = clock
         self.policies: list[Policy] = policies if policies is not None else []
@@ -190,7 +193,7 @@ class WriteCore:
         now = self.clock.now()
         batch = WriteBatch(
             tenant,
-            records=tuple(RecordWrite(r, index_text(r.indexed_text), v, _expected(c))
+            records=tuple(RecordWrite(r, self.tokenizer.index_text(r.indexed_text), v, _expected(c))
                           for (c, r), v in zip(pairs, vectors)),
             versions=tuple(v for c, r in pairs for v in _versions(c, r)),
             audit=(*(_audit(c, r, now) for c, r in pairs), *(_purge_audit(c, now) for c in purged), *audit),
@@ -228,7 +231,7 @@ class WriteCore:
         if not episodes.turns:
             return episodes
         policy = self.pii_for(tenant)
-        return replace(episodes, turns=tuple(_screened_turn(turn, policy) for turn in episodes.turns))
+        return replace(episodes, turns=tuple(_screened_turn(turn, policy, self.tokenizer) for turn in episodes.turns))
 
     @staticmethod
     def _tenant_of(admitted: Sequence[Admitted], tenant: str | None) -> str:
@@ -325,12 +328,12 @@ def retired_by(
     return Change(Operation.SUPERSEDE, retired, old, actor, reason, {**(detail or {}), "superseded_by": successor_id})
 
 
-def _screened_turn(turn: TurnDraft, policy: PIIPolicy) -> TurnDraft:
+def _screened_turn(turn: TurnDraft, policy: PIIPolicy, tokenizer: Tokenizer) -> TurnDraft:
     redactor = Redactor(policy)
     content = redactor.text(turn.content, "turn", refuse=False)
     name = redactor.text(turn.name, "turn name", refuse=False) if turn.name else turn.name
     metadata = {**turn.metadata, ENCRYPTED_KEY: redactor.encrypted} if redactor.encrypted else turn.metadata
-    return replace(turn, content=content, name=name, metadata=metadata, terms=index_text(content))
+    return replace(turn, content=content, name=name, metadata=metadata, terms=tokenizer.index_text(content))
 
 
 def _texts(record: MemoryRecord) -> tuple[Any, ...]:

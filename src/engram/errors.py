@@ -137,3 +137,8 @@ class BenchmarkDataError(EngramError):
 
 class ConfigError(EngramError):
     pass
+
+
+class StaleTermsError(ConfigError):
+    """The store's lexical terms came from another tokenizer than this process uses
+    (an older engram, or another CJK mode) and rebuilding them on open is off."""

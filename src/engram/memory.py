@@ -7,6 +7,7 @@ write core (core.py), the one path to the store; it has no write logic of its ow
 from __future__ import annotations
 
 import builtins
+import logging
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -23,7 +24,7 @@ from .core import Change, Policy, WriteCore, WriteIntent, superseding
 from .embed import Embedder, make_embedder
 from .embed.reindex import reindex_store
 from .episodes.facade import EpisodesFacade
-from .errors import ConflictError, InvalidValueError, NotFoundError, PermissionDeniedError
+from .errors import ConflictError, InvalidValueError, NotFoundError, PermissionDeniedError, StaleTermsError
 from .filters import record_filter
 from .governance.facade import GovernanceFacade
 from .governance.recalls import Recall
@@ -59,11 +60,14 @@ from .pipeline.run import AddResult, AddRun, Pipeline, PipelineSettings
 from .replies import link_replies, threads_to_look_up
 from .search.context import ContextBlock, build_context
 from .search.retrieve import Retriever, retrieve
+from .search.store_terms import StoreTerms, store_terms
+from .search.tokenize import Tokenizer
 from .store import Store, open_store
 from .store.base import AuditQuery, RecordFilter, TimeRange
 from .writes import MemoryDraft, build_record, retire, revise
 
 DEFAULT_ACTOR = "app"
+log = logging.getLogger("engram")
 _PAGE = 500
 
 __all__ = ["DEFAULT_ACTOR", "Memory", "Policy", "WriteIntent"]
@@ -95,15 +99,17 @@ class Memory(GovernanceFacade, EpisodesFacade):
         self.embedder = embedder or make_embedder(self.settings.embedder)
         self.clock = clock or SystemClock()
         self.policies = list(policies)
+        terms = store_terms(store, self.settings.cjk_tokenizer)
         self.core = WriteCore(store, self.embedder, self.clock, policies=self.policies,
                               pii=_pii_policies(pii, self.settings),
                               approvals=approvals or ApprovalRules.load(self.settings.approvals),
-                              limits=self.settings.limits())
+                              limits=self.settings.limits(), tokenizer=terms.tokenizer)
         self._pipeline = pipeline
         self._llm = llm
         self._worker: jobs.Worker | None = None
         self._worker_lock = threading.Lock()
         self._location: str | None = getattr(store, "path", None) or getattr(store, "url", None)
+        self.terms_rebuilt = self._rebuild_terms(terms) if terms.stale else 0
 
     @classmethod
     def open(
@@ -422,7 +428,8 @@ class Memory(GovernanceFacade, EpisodesFacade):
             settings = replace(settings, retriever=cast(Retriever, retriever))  # RetrievalSettings checks it
         if not diversify:
             settings = replace(settings, diversify=False)
-        hits = retrieve(self.store, self.embedder, scope.tenant, where, query, k=k, settings=settings, now=now)
+        hits = retrieve(self.store, self.embedder, scope.tenant, where, query, k=k, settings=settings, now=now,
+                        tokenizer=self.core.tokenizer)
         return [replace(hit, record=seen_at(hit.record, now)) for hit in hits if hit.score >= min_score][:k]
 
     def context(
@@ -440,15 +447,20 @@ class Memory(GovernanceFacade, EpisodesFacade):
         as_of: datetime | None = None,
     ) -> ContextBlock:
         """The block to inject into a prompt, from one scope or several (e.g. user +
-        org). Which memories served it is written to the audit, and the block's
-        ``recall_id`` links the answer later (``answered``). ``as_of``: the memories
-        valid at that moment (see ``search``)."""
+        org). Hits below the relevance floor (``Settings.relevance_floor``: neither
+        sharing words with the query nor close in meaning) are left out and counted
+        in ``below_floor``, so an unrelated question gets an empty block. Which
+        memories served it is written to the audit, and the block's ``recall_id``
+        links the answer later (``answered``). ``as_of``: the memories valid at that
+        moment (see ``search``)."""
         _check_positive(budget_tokens, "budget_tokens")
         scopes = [scope] if isinstance(scope, Scope) else list(scope)
         started = time.perf_counter()
         hits = [hit for s in scopes for hit in self.search(query, s, k=k, min_score=min_score, as_of=as_of)]
         hits.sort(key=lambda hit: (-hit.score, hit.record.id))
-        block = build_context(hits, query, budget_tokens, language)
+        floor = self.settings.floor(self.embedder.name)
+        above, below = floor.split(hits) if floor is not None else (hits, [])
+        block = replace(build_context(above, query, budget_tokens, language), below_floor=len(below))
         if self.settings.record_recalls:
             detail = {key: value for key, value in (("answer_id", answer_id), ("thread_id", thread_id)) if value}
             latency_ms = (time.perf_counter() - started) * 1000
@@ -580,6 +592,25 @@ class Memory(GovernanceFacade, EpisodesFacade):
         each, audited as ``reindex``). Reads keep working meanwhile; a record changed
         concurrently is retried on the next pass."""
         return reindex_store(self.core, batch_size=batch_size, progress=progress)
+
+    @property
+    def tokenizer(self) -> Tokenizer:
+        """The tokenizer of this store's lexical terms (search/store_terms.py)."""
+        return self.core.tokenizer
+
+    def _rebuild_terms(self, terms: StoreTerms) -> int:
+        """The store's terms came from another tokenizer: rebuild them through the
+        reindex path (one audited ``reindex`` version per record), or say what to run.
+        Returns how many records were re-indexed (``Memory.terms_rebuilt``)."""
+        if not self.settings.rebuild_terms:
+            raise StaleTermsError(
+                f"the lexical terms of {self.location} were made by tokenizer {terms.stored!r}; this process uses "
+                f"{terms.tokenizer.name!r}. Rebuild them with `engram reindex` "
+                f"(ENGRAM_CJK_TOKENIZER={terms.tokenizer.mode}), or open with Settings(rebuild_terms=True); "
+                f"to keep the store's terms, open with cjk_tokenizer unset"
+            )
+        log.warning("rebuilding the lexical terms of %s: %s -> %s", self.location, terms.stored, terms.tokenizer.name)
+        return reindex_store(self.core, terms_from=terms.stored)
 
     # -- helpers -----------------------------------------------------------------------------
 

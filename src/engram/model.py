@@ -273,6 +273,9 @@ class Signals:
     recency: float = 0.0
     importance: float = 0.0
     validity: float = 1.0
+    # share of distinct content terms shared with the query, over the shorter side; with
+    # ``vector`` (the raw cosine) it decides the relevance floor of context() (search/floor.py)
+    overlap: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)

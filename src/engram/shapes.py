@@ -103,9 +103,11 @@ def version_brief(version: Version) -> JSON:
 
 
 def signals_data(signals: Signals) -> JSON:
-    """Why a hit came back: each signal in [0, 1] before weighting."""
+    """Why a hit came back: each signal in [0, 1] before weighting (``vector`` the raw
+    cosine and ``overlap`` the shared content terms decide context()'s relevance floor)."""
     return {"lexical": signals.lexical, "vector": signals.vector, "relevance": signals.relevance,
-            "recency": signals.recency, "importance": signals.importance, "validity": signals.validity}
+            "recency": signals.recency, "importance": signals.importance, "validity": signals.validity,
+            "overlap": signals.overlap}
 
 
 def hit_data(hit: SearchHit) -> JSON:
@@ -136,7 +138,7 @@ def history_data(versions: Iterable[Version]) -> JSON:
 
 
 def context_data(block: ContextBlock) -> JSON:
-    return {"text": block.text, "tokens": block.tokens, "dropped": block.dropped,
+    return {"text": block.text, "tokens": block.tokens, "dropped": block.dropped, "below_floor": block.below_floor,
             "hits": [hit_data(h) for h in block.hits], "recall_id": block.recall_id}
 
 
@@ -224,8 +226,12 @@ def purged_data(count: int) -> JSON:
     return {"purged": count}
 
 
-def reindexed_data(count: int) -> JSON:
-    return {"reindexed": count}
+def reindexed_data(count: int, tokenizer: str | None = None, terms_rebuilt: int = 0) -> JSON:
+    """``count``: records re-embedded; ``terms_rebuilt``: records whose lexical terms
+    were rebuilt; ``tokenizer``: what the store's terms come from after the run."""
+    if tokenizer is None:
+        return {"reindexed": count}
+    return {"reindexed": count, "terms_rebuilt": terms_rebuilt, "tokenizer": tokenizer}
 
 
 __all__ = [

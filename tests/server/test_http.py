@@ -305,7 +305,8 @@ def test_search_filters_and_each_hit_carries_score_and_signals(client):
 
     hits = search()
     assert len(hits) == 3
-    assert set(hits[0]["signals"]) == {"lexical", "vector", "relevance", "recency", "importance", "validity"}
+    assert set(hits[0]["signals"]) == {"lexical", "vector", "relevance", "recency", "importance", "validity",
+                                       "overlap"}
     assert all(h["score"] > 0 for h in hits) and hits == sorted(hits, key=lambda h: -h["score"])
 
     def contents(hits):

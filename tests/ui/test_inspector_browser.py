@@ -177,7 +177,7 @@ def test_list_search_open_forget_history(server, browser):
     hit = by_id(driver, "hit", many=True)[0]
     signals = {s.get_attribute("data-testid"): s.text for s in hit.find_elements(By.CSS_SELECTOR, ".signal")}
     assert set(signals) == {f"signal-{n}" for n in ("lexical", "vector", "relevance", "recency", "importance",
-                                                     "validity")}
+                                                     "validity", "overlap")}
     assert "lexical (BM25)" in signals["signal-lexical"] and float(hit.find_element(
         By.CSS_SELECTOR, "[data-testid='score']").text) > 0
     shot(driver, "search-desktop")

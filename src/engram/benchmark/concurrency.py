@@ -58,10 +58,9 @@ def _open(path: str, embedder_name: str, threads: int | None = None):
 def _warm_up(memory) -> None:
     """Load the model and the Chinese segmenter before the clock starts (seconds on a busy machine)."""
     from ..model import Scope
-    from ..search.tokenize import index_text
 
     memory.embedder.embed(["warm-up", "预热一下模型"])
-    index_text("预热一下分词器")
+    memory.tokenizer.index_text("预热一下分词器")
     memory.search("预热 warm-up", Scope.for_user(TENANT, "warm-up"), k=1)
 
 

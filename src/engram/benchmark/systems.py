@@ -52,11 +52,11 @@ class EngramSystem:
     def __init__(self, workdir: Path, embedder: Embedder) -> None:
         from ..config import Settings
         from ..memory import Memory
-        from ..search.tokenize import index_text
 
         path = str(workdir / "engram.db")
         self.memory = Memory.open(path, embedder=embedder, settings=Settings(db=path, record_recalls=False))
-        index_text("预热分词器 warm-up")  # loads the Chinese segmenter (~1 s, once per process) before timing
+        # loads the Chinese segmenter (~1 s, once per process) before timing
+        self.memory.tokenizer.index_text("预热分词器 warm-up")
 
     def _scope(self, user: str):
         from ..model import Scope

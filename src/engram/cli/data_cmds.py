@@ -20,6 +20,7 @@ from rich.progress import (
 )
 
 from ..errors import InvalidValueError
+from ..search.tokenize import CJKMode, Tokenizer
 from ..shapes import import_data, reindexed_data
 from .common import DbOption, JsonOption, errors, fail, opened, print_json, run, say
 
@@ -76,11 +77,20 @@ def import_command(
 
 def reindex_command(
     batch_size: Annotated[int, typer.Option(help="Memories embedded per batch")] = 256,
+    cjk_tokenizer: Annotated[
+        str | None, typer.Option("--cjk-tokenizer", help="Rebuild the lexical terms with this CJK mode "
+                                 "(jieba, bigram, jieba+bigram); default: the store's own")
+    ] = None,
     db: DbOption = None,
     json_out: JsonOption = False,
 ) -> None:
-    """Re-embed memories whose vectors came from another model (reads keep working)."""
-    with opened(db) as memory:
+    """Re-embed memories whose vectors came from another model, and rebuild lexical
+    terms made by another tokenizer (reads keep working; every change audited)."""
+    settings: dict[str, Any] = {"rebuild_terms": True}
+    if cjk_tokenizer is not None:
+        settings["cjk_tokenizer"] = run(lambda: Tokenizer(cast(CJKMode, cjk_tokenizer))).mode  # a typed error
+    with opened(db, **settings) as memory:
+        tokenizer, rebuilt = memory.tokenizer.name, memory.terms_rebuilt
         model = memory.embedder.name
         stats = run(lambda: memory.stats())
         total = sum(count for name, count in stats.embedding_models.items() if name != model)
@@ -92,9 +102,12 @@ def reindex_command(
                 task = bar.add_task(f"re-embedding with {model}", total=total)
                 count = run(lambda: memory.reindex(batch_size=batch_size, progress=_advancer(bar, task)))
     if json_out:
-        print_json(reindexed_data(count))
-    elif total == 0:
-        say(f"nothing to re-embed: every vector comes from {model}")
+        print_json(reindexed_data(count, tokenizer, rebuilt))
+        return
+    if rebuilt:
+        say(f"rebuilt the lexical terms of {rebuilt} memories with tokenizer {tokenizer}")
+    if total == 0:
+        say(f"nothing to re-embed: every vector comes from {model}; lexical terms by tokenizer {tokenizer}")
     else:
         say(f"re-embedded {count} memories")
 

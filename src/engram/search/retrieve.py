@@ -15,12 +15,14 @@ from typing import Literal
 import numpy as np
 
 from ..embed.base import Embedder
+from ..embed.ensemble import fuse_parts, part_cosines
 from ..errors import InvalidValueError
 from ..model import MemoryRecord, SearchHit, Signals, Status
 from ..store.base import RecordFilter, ScoredId, Store, TimeRange
+from .floor import overlap as term_overlap
 from .rewrite import rewrite_query
 from .timehints import TimeWindow, time_window
-from .tokenize import query_terms
+from .tokenize import DEFAULT_TOKENIZER, Tokenizer
 
 Retriever = Literal["hybrid", "bm25", "vector"]
 Fusion = Literal["weighted", "rrf", "minmax"]
@@ -69,10 +71,6 @@ class Candidate:
     lexical: float  # normalized to [0, 1]
     vector: float  # cosine clipped to [0, 1]
     relevance: float
-
-
-def lexical_candidates(store: Store, tenant: str, where: RecordFilter, query: str, pool: int) -> list[ScoredId]:
-    return store.lexical(tenant, where, query_terms(query), pool)
 
 
 def fuse_weighted(
@@ -187,7 +185,8 @@ def valid_then(record: MemoryRecord, moment: datetime) -> bool:
 
 
 def rerank(
-    candidates: Sequence[Candidate], records: dict[str, MemoryRecord], settings: RetrievalSettings, now: datetime
+    candidates: Sequence[Candidate], records: dict[str, MemoryRecord], settings: RetrievalSettings, now: datetime,
+    query_terms: Sequence[str] = (), tokenizer: Tokenizer = DEFAULT_TOKENIZER,
 ) -> list[SearchHit]:
     hits = []
     for cand in candidates:
@@ -201,6 +200,7 @@ def rerank(
             recency=recency(record, now, settings.recency_half_life_days),
             importance=record.importance,
             validity=1.0 if valid_then(record, now) else 0.0,
+            overlap=term_overlap(query_terms, tokenizer.query_terms(record.indexed_text)),
         )
         score = signals.validity * (
             settings.relevance_weight * signals.relevance
@@ -226,11 +226,13 @@ def diversify(hits: list[SearchHit]) -> list[SearchHit]:
 
 @dataclass(frozen=True, slots=True)
 class Ask:
-    """A query once prepared: its text (rewritten), its vector, the period it names."""
+    """A query once prepared: its text (rewritten), its vector, the period it names,
+    its lexical terms (by the store's tokenizer)."""
 
     text: str
     vector: np.ndarray | None
     window: TimeWindow | None
+    terms: tuple[str, ...] = ()
 
 
 def retrieve(
@@ -243,24 +245,27 @@ def retrieve(
     k: int,
     settings: RetrievalSettings,
     now: datetime,
+    tokenizer: Tokenizer = DEFAULT_TOKENIZER,
 ) -> list[SearchHit]:
     """Ranked hits, best first. The first ``settings.pool`` are ranked over a pool of
     that size whatever ``k`` is, so asking for more results never reorders the top
     ones; beyond it, a deeper pass supplies the rest."""
     text = rewrite_query(query) if settings.query_rewrite else query
     vector = embedder.embed([text], role="query")[0] if settings.retriever in ("hybrid", "vector") else None
-    ask = Ask(text, vector, time_window(text, now) if settings.time_weight else None)
-    hits = _ranked(store, embedder.name, tenant, where, ask, settings.pool, settings, now)
+    ask = Ask(text, vector, time_window(text, now) if settings.time_weight else None,
+              tuple(tokenizer.query_terms(text)))
+    parts = tuple(getattr(embedder, "dims", ()))  # an ensemble: the width of each model's part
+    hits = _ranked(store, embedder.name, tenant, where, ask, settings.pool, settings, now, tokenizer, parts)
     if k <= settings.pool:
         return hits
     seen = {hit.record.id for hit in hits}
-    deeper = _ranked(store, embedder.name, tenant, where, ask, 3 * k, settings, now)
+    deeper = _ranked(store, embedder.name, tenant, where, ask, 3 * k, settings, now, tokenizer, parts)
     return hits + [hit for hit in deeper if hit.record.id not in seen]
 
 
 def _ranked(
     store: Store, model: str, tenant: str, where: RecordFilter, ask: Ask, pool: int, settings: RetrievalSettings,
-    now: datetime,
+    now: datetime, tokenizer: Tokenizer, parts: tuple[int, ...] = (),
 ) -> list[SearchHit]:
     lexical: list[ScoredId] = []
     vector: list[ScoredId] = []
@@ -268,29 +273,34 @@ def _ranked(
     inside = replace(where, time_ranges=(*where.time_ranges, TimeRange("valid_from", window.start, window.end))) \
         if window else None
     if settings.retriever in ("hybrid", "bm25"):
-        lexical = lexical_candidates(store, tenant, where, ask.text, pool)
+        lexical = store.lexical(tenant, where, ask.terms, pool)
         if inside is not None:
-            lexical = _merge(lexical, lexical_candidates(store, tenant, inside, ask.text, pool))
+            lexical = _merge(lexical, store.lexical(tenant, inside, ask.terms, pool))
     if ask.vector is not None:
         vector = store.nearest(tenant, where, model, ask.vector, pool)
         if inside is not None:
             vector = _merge(vector, store.nearest(tenant, inside, model, ask.vector, pool))
-    share = lexical_share(settings, ask.text)
+    cosines: dict[str, float] = {}
+    if parts and ask.vector is not None:
+        vector, cosines = ensemble_scores(store, model, tenant, lexical, vector, ask.vector, parts)
+    share = lexical_share(settings, len(ask.terms))
     if settings.fusion == "rrf":
         candidates = fuse_rrf(lexical, vector, share, settings.rrf_k)
     else:
-        missing = _missing_vector_scores(store, model, tenant, lexical, vector, ask.vector)
+        missing = {} if cosines else _missing_vector_scores(store, model, tenant, lexical, vector, ask.vector)
         if settings.fusion == "minmax" and settings.retriever == "hybrid":
             candidates = fuse_minmax(lexical, vector, missing, share, depth=settings.pool)
         else:
             candidates = fuse_weighted(lexical, vector, missing, share)
+    if cosines:  # the signal stays the (mean) cosine; the z-fused score only ranked
+        candidates = [replace(c, vector=max(cosines.get(c.id, 0.0), 0.0)) for c in candidates]
     candidates.sort(key=lambda cand: -cand.relevance)
     candidates = candidates[: pool]
     records = {record.id: record for record in store.get(tenant, [cand.id for cand in candidates])}
     candidates = lift_by_context(candidates, records, settings)
     if window is not None:
         candidates = lift_inside(candidates, records, window, settings.time_weight)
-    hits = rerank(candidates, records, settings, now)
+    hits = rerank(candidates, records, settings, now, ask.terms, tokenizer)
     return diversify(hits) if settings.diversify else hits
 
 
@@ -315,16 +325,34 @@ def _merge(first: list[ScoredId], second: list[ScoredId]) -> list[ScoredId]:
     return [ScoredId(key, value) for key, value in sorted(best.items(), key=lambda item: -item[1])]
 
 
-def lexical_share(settings: RetrievalSettings, query: str) -> float:
-    """The lexical weight for this query. Past ``long_query_terms`` distinct terms it
+def lexical_share(settings: RetrievalSettings, terms: int) -> float:
+    """The lexical weight for a query of ``terms`` distinct terms. Past ``long_query_terms`` it
     shrinks in proportion: a long query (a conversation, a paragraph) matches most
     memories on some word, so BM25 turns to noise while embeddings keep the topic."""
     if settings.retriever != "hybrid":
         return 1.0 if settings.retriever == "bm25" else 0.0
     if not settings.long_query_terms:
         return settings.lexical_weight
-    terms = len(query_terms(query))
     return settings.lexical_weight * min(1.0, settings.long_query_terms / max(terms, 1))
+
+
+def ensemble_scores(
+    store: Store, model: str, tenant: str, lexical: list[ScoredId], vector: list[ScoredId], query: np.ndarray,
+    parts: tuple[int, ...],
+) -> tuple[list[ScoredId], dict[str, float]]:
+    """An ensemble's vector scores over the whole candidate pool (vector and lexical
+    candidates): each model's cosines z-scored over the pool and averaged, squashed
+    into (0, 1) by a logistic so every fusion can take them; and each candidate's
+    mean cosine, the absolute signal."""
+    ids = list(dict.fromkeys([hit.id for hit in vector] + [hit.id for hit in lexical]))
+    stored = store.vectors(tenant, ids, model) if ids else {}
+    ids = [key for key in ids if key in stored]
+    if not ids:
+        return vector, {}
+    per_part = part_cosines(parts, np.vstack([stored[key] for key in ids]), query)
+    fused = 1.0 / (1.0 + np.exp(-fuse_parts(per_part)))
+    scored = sorted(zip(ids, fused.tolist()), key=lambda item: -item[1])
+    return [ScoredId(key, score) for key, score in scored], dict(zip(ids, per_part.mean(axis=0).tolist()))
 
 
 def _missing_vector_scores(

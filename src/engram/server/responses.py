@@ -82,6 +82,7 @@ class SignalsOut(BaseModel):
     recency: float
     importance: float
     validity: float
+    overlap: float  # shared content terms with the query; with the raw cosine it decides the relevance floor
 
 
 class HitOut(BaseModel):
@@ -98,6 +99,7 @@ class ContextOut(BaseModel):
     text: str
     tokens: int
     dropped: int
+    below_floor: int  # hits left out by the relevance floor (Settings.relevance_floor)
     hits: list[HitOut]
     recall_id: str | None = None  # link the answer to it: POST /v1/recalls/{recall_id}/answer
 

@@ -172,6 +172,17 @@ class Store(Protocol):
 
     def tenants(self) -> list[str]: ...
 
+    # -- store-wide settings: what produced the stored index (e.g. "tokenizer") --------------
+
+    def meta(self, key: str) -> str | None:
+        """A store-wide setting, or None when it was never recorded."""
+        ...
+
+    def set_meta(self, key: str, value: str, *, only_if_absent: bool = False) -> str:
+        """Record a store-wide setting; returns the value stored afterwards (with
+        ``only_if_absent``, an existing value wins, so concurrent openers agree)."""
+        ...
+
     def claim_job(self, now: datetime, lease_seconds: float) -> Job | None: ...
 
     def finish_job(

@@ -376,6 +376,25 @@ class PostgresStore(episodes.EpisodeReads):
         sql = f"SELECT tenant_id FROM {self._s}.tenant_state WHERE docs > 0 ORDER BY tenant_id"
         return [row[0] for row in self._read(None, sql)]
 
+    # -- store-wide settings (no tenant: they describe the whole schema) ----------------------
+
+    def meta(self, key: str) -> str | None:
+        found = self._read(None, f"SELECT value FROM {self._s}.engram_meta WHERE key = %s", (key,))
+        return found[0][0] if found else None
+
+    def set_meta(self, key: str, value: str, *, only_if_absent: bool = False) -> str:
+        conflict = "DO NOTHING" if only_if_absent else "DO UPDATE SET value = excluded.value"
+        insert = f"INSERT INTO {self._s}.engram_meta (key, value) VALUES (%s, %s) ON CONFLICT (key) {conflict}"
+        select = f"SELECT value FROM {self._s}.engram_meta WHERE key = %s"
+
+        def work(conn: psycopg.Connection) -> str:
+            conn.execute(insert, (key, value))
+            row = conn.execute(select, (key,)).fetchone()
+            assert row is not None  # written just above in this transaction
+            return str(row[0])
+
+        return self._transaction("", work, write=True)
+
     # -- background jobs (postgres_jobs) -----------------------------------------------------
 
     def claim_job(self, now: datetime, lease_seconds: float) -> Job | None:

@@ -161,6 +161,9 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
      GOVERNANCE + "".join(_rls(table) for table in GOVERNANCE_TABLES)),
     (4, "episodes: threads, turns, consolidation watermarks",
      EPISODES + "".join(_rls(table) for table in EPISODE_TABLES)),
+    # Store-wide settings describing the stored index (the tokenizer of the lexical
+    # terms); no tenant column and no row-level security: they are the schema's.
+    (6, "store-wide settings", "CREATE TABLE {schema}.engram_meta (key text PRIMARY KEY, value text NOT NULL);"),
 )
 
 

@@ -349,6 +349,18 @@ class SQLiteStore(episodes.EpisodeReads):
     def tenants(self) -> list[str]:
         return [row[0] for row in self._read("SELECT DISTINCT tenant FROM memories ORDER BY tenant")]
 
+    # -- store-wide settings -------------------------------------------------------------------
+
+    def meta(self, key: str) -> str | None:
+        found = self._read("SELECT value FROM engram_meta WHERE key = ?", (key,))
+        return found[0][0] if found else None
+
+    def set_meta(self, key: str, value: str, *, only_if_absent: bool = False) -> str:
+        verb = "INSERT OR IGNORE" if only_if_absent else "INSERT OR REPLACE"
+        with self._write() as conn:
+            conn.execute(f"{verb} INTO engram_meta (key, value) VALUES (?, ?)", (key, value))
+            return str(conn.execute("SELECT value FROM engram_meta WHERE key = ?", (key,)).fetchone()[0])
+
     # -- background jobs ---------------------------------------------------------------------
 
     def claim_job(self, now: datetime, lease_seconds: float) -> Job | None:

@@ -58,6 +58,7 @@ IMPORTANCE: dict[str, float] = {
     "work": 0.6,
     "location": 0.55,
     "family": 0.6,
+    "relation": 0.6,
     "pet": 0.5,
     "education": 0.55,
     "habit": 0.4,

@@ -147,6 +147,8 @@ DIET = "taboo:diet"
 ALLERGY = "taboo:allergy"
 ABSTAIN = "taboo:abstain"
 TOOLS = "tools"
+RELATION_MANAGER = "relation:manager"  # who the user reports to: one at a time
+RELATION_MENTOR = "relation:mentor"
 
 # Groups whose memories describe a current state: "now", "现在" say when it became
 # true, not what is true, and only make a changed fact look less like the old one.

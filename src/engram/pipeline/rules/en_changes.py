@@ -92,11 +92,12 @@ _WHEN_TAIL = re.compile(
     re.IGNORECASE,
 )
 _STOPPED = re.compile(r"no longer|stopped", re.IGNORECASE)
-_PRODUCT = re.compile(r"^[A-Z0-9]")  # "we use Jira": a product; "we use our garden": not a tool choice
+_ARTICLE = re.compile(r"^(?:a|an|the) (?=[A-Z0-9]|[a-z][A-Z])")
+_PRODUCT = re.compile(r"^(?:[A-Z0-9]|[a-z][A-Z])")  # "Jira", "3M", "iPhone"  # "we use Jira": a product; "we use our garden": not a tool choice
 
 
 def _team_tool(match: re.Match[str], speaker: str | None) -> Finding | None:
-    tool = _WHEN_TAIL.sub("", match.group("x")).rstrip(" .,!")
+    tool = _ARTICLE.sub("", _WHEN_TAIL.sub("", match.group("x")).rstrip(" .,!"))  # "to a Mac": the product
     if not usable(tool) or is_business_rule(match.string):
         return None  # "we switched to a two-step approval process" is a business rule
     subject = match.group("s")

@@ -21,8 +21,11 @@ from .common import (
     NATIONALITY,
     NICKNAME,
     ORIGIN,
+    RELATION_MANAGER,
+    RELATION_MENTOR,
     RESIDENCE,
     SURNAME,
+    TOOLS,
     Finding,
     taste_slot,
 )
@@ -213,6 +216,26 @@ JOB_WORDS = (
 )
 
 
+_WORK_ROLE = (
+    r"(?:direct |new |current |immediate |line |skip-level |engineering |project )?"
+    r"(?:manager|boss|team lead|team leader|tech lead|supervisor|line manager|mentor|lead)"
+)
+_PERSON = r"(?-i:[A-Z][\w'-]*(?: [A-Z][\w'-]*){0,2})"
+
+
+def _work_relation(match: re.Match[str], speaker: str | None) -> Finding | None:
+    """"My direct manager is Laura Chen": who the user reports to (one slot at a time)."""
+    role = match.group("role").lower()
+    category = RELATION_MENTOR if role.endswith("mentor") else RELATION_MANAGER
+    return finding(Kind.FACT, category, 0.85, f"{owner(speaker)} {role} is {match.group('name')}")
+
+
+def _relative_name(match: re.Match[str], speaker: str | None) -> Finding | None:
+    rel = match.group("rel").lower()
+    category = "pet" if _IS_PET.fullmatch(rel) else "family"
+    return finding(Kind.FACT, category, 0.85, f"{owner(speaker)} {rel}'s name is {match.group('name')}")
+
+
 def _family(match: re.Match[str], speaker: str | None) -> Finding | None:
     rel = match.group("rel")
     category = "pet" if _IS_PET.fullmatch(rel) else "family"
@@ -249,15 +272,27 @@ def _home(match: re.Match[str], speaker: str | None) -> Finding | None:
     vp = match.group("vp")
     if _ORIGIN_VERBS.search(vp) or _MOVED_AWAY.search(vp):
         return finding(Kind.FACT, ORIGIN, 0.85, state(speaker, third_person(conjugate(vp), speaker)))
+    switch = _SWITCHED.search(vp)
+    if switch is not None and (_TECH.fullmatch(switch.group("old")) or not _NAMED_PLACE.match(switch.group("new"))):
+        # "moved from Java to mostly writing Go": tools changed, the home did not
+        return finding(Kind.FACT, TOOLS, 0.8, state(speaker, third_person(conjugate(vp), speaker)),
+                       change="moved", replaces=switch.group("old"))
     moved = _MOVE.search(vp)
     if moved is not None:
         where, since = place(third_person(moved.group("place"), speaker))
-        if usable(where) and _NAMED_PLACE.search(where):  # "moved to a bigger apartment" names no place
+        if usable(where) and _NAMED_PLACE.match(where):  # "moved to a bigger apartment" names no place
             return finding(Kind.FACT, RESIDENCE, 0.85, state(speaker, f"lives in {where}"), change="moved", since=since)
     return finding(Kind.FACT, RESIDENCE, 0.85, state(speaker, third_person(conjugate(vp), speaker)))
 
 
-_NAMED_PLACE = re.compile(r"[A-Z]")
+_NAMED_PLACE = re.compile(r"(?:the )?[A-Z]")  # a place starts with a name: "Berlin", "the Netherlands"
+_SWITCHED = re.compile(r"\bfrom (?P<old>[A-Z][\w+#.-]*) to (?P<new>[^;!?]+)$")
+# Languages, platforms and products people move between (never places).
+_TECH = re.compile(
+    r"Java|JavaScript|TypeScript|Python|Go|Golang|Rust|Ruby|PHP|Kotlin|Swift|Scala|Perl|Haskell|Elixir|Clojure|C\+\+|C#"
+    r"|Mac|MacBook|Windows|Linux|Ubuntu|Android|iPhone|iOS|React|Vue|Angular|Django|Rails|AWS|GCP|Azure|Postgres"
+    r"|PostgreSQL|MySQL|MongoDB|Vim|Emacs|Slack|Teams|Notion|Jira|Linear|Excel|Figma|Sketch"
+)
 _WORKED = re.compile(r"\bhave worked\b", re.IGNORECASE)
 
 
@@ -342,9 +377,16 @@ LIFE_FACTS: tuple[Pattern, ...] = (
         "family",
         rf"(?:^|(?<=[,;:] )|(?<=\band )|(?<=\bbut )|(?<=\bso ))my (?P<rel>{_REL}"
         rf"|{_PET})\b(?P<x>(?-i:,? [A-Z][a-z]+,?)? (?:is|are|was|has|have|had|just|recently|works"
-        r"|lives|loves|likes|turned|started|got|goes|plays|studies|will|graduated|passed|moved|named|called)\b[^;!?]*)",
+        r"|lives|loves|likes|turned|turns|started|starts|begins|got|goes|plays|studies|will|graduated|passed|moved"
+        r"|named|called)\b[^;!?]*)",
         _family,
     ),
+    pattern(
+        "work_relation",
+        rf"\bmy (?P<role>{_WORK_ROLE}) (?:is|is called|is named|'s name is) (?:now )?(?P<name>{_PERSON})",
+        _work_relation,
+    ),
+    pattern("relative_name", rf"\bmy (?P<rel>{_REL}|{_PET})'s name is (?P<name>{_PERSON})", _relative_name),
     pattern(
         "have",
         rf"\bI (?P<vp>{ADV}(?:have|have got|own|adopted|got|am raising|raise)\s+(?:a|an|one|two|three|four|five|six"

@@ -127,10 +127,18 @@ _CONTINUES_SUBJECT = re.compile(
 _CLAUSE = re.compile(r"[^，,]+[，,]?")
 
 
+# "我哥哥叫张伟，是一名医生": the clause after it goes on about the brother, not the user.
+_SOMEONE_ELSE = re.compile(
+    r"^我的?(?:老公|老婆|丈夫|妻子|太太|先生|爱人|男朋友|女朋友|男友|女友|对象|儿子|女儿|孩子|闺女|小孩|宝宝|爸爸|妈妈|父亲|母亲"
+    r"|哥哥|姐姐|弟弟|妹妹|爷爷|奶奶|外公|外婆|姥姥|姥爷|同事|朋友|同学|室友|邻居|上级|上司|领导|老板|经理|主管|组长|总监|导师|师傅)"
+)
+
+
 def carry_subject(sentence: str) -> str:
     parts = _CLAUSE.findall(sentence)
     for index in range(1, len(parts)):
         previous = parts[index - 1]
-        if previous.startswith("我") and not previous.startswith("我们") and _CONTINUES_SUBJECT.match(parts[index]):
+        if (previous.startswith("我") and not previous.startswith("我们") and not _SOMEONE_ELSE.match(previous)
+                and _CONTINUES_SUBJECT.match(parts[index])):
             parts[index] = "我" + parts[index]
     return "".join(parts)

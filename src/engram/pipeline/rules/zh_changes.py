@@ -54,7 +54,7 @@ def _new_role(match: re.Match[str], speaker: str | None) -> Finding | None:
 
 _SUBJECT = {"我们公司": "公司", "我司": "公司", "公司": "公司", "我们团队": "团队", "团队": "团队", "我们部门": "部门",
             "部门": "部门", "我们组": "团队", "我们": "团队"}
-_SWITCH = frozenset({"改用", "换用", "换成", "换成了", "改成", "改成用", "切换到", "切换成", "迁移到", "转到", "转用", "不再用", "不再使用"})
+_SWITCH = frozenset({"改用", "换用", "换成", "换成了", "换到", "改成", "改成用", "切换到", "切换成", "迁移到", "转到", "转用", "不再用", "不再使用"})
 _NOT_A_TOOL = re.compile(r"^(?:了|过|完|掉|光|着|这|那|哪|什么|的|得|上|下|心|力|功)")
 _LATIN = re.compile(r"[A-Za-z]")
 
@@ -69,11 +69,23 @@ def _team_tool(match: re.Match[str], speaker: str | None) -> Finding | None:
     changed = verb.rstrip("了") in _SWITCH or bool(match.group("lead")) or bool(match.group("old"))
     if not changed and subject == "我们" and not _LATIN.search(tool):
         return None  # a bare "我们用…" is too often not a tool: only named products ("我们用Slack")
+    if subject == "我":
+        return _own_switch(match, tool, speaker) if changed else None  # a plain "我用…" is a habit, not a switch
     action = "不再用" if verb.startswith("不再") else "用"
     content = f"{_SUBJECT.get(subject, '团队')}{action}{third_person(tool, speaker)}"
     cue = (match.group("lead") or "").rstrip("，,") or verb
     return finding(Kind.FACT, TOOLS, 0.8 if changed else 0.75, content, change=cue.rstrip("了") if changed else None,
                    replaces=match.group("old"))
+
+
+def _own_switch(match: re.Match[str], tool: str, speaker: str | None) -> Finding | None:
+    """"我最近从Java转到主要写Go了": the user's own tools changed (never a move)."""
+    old = match.group("old")
+    if old is None or not (_LATIN.search(old) or _LATIN.search(tool)):
+        return None  # "我从销售转到产品" is a career change, not a tool
+    verb = match.group("v").rstrip("了")
+    content = f"{who(speaker)}从{third_person(old, speaker)}{verb}{third_person(tool.rstrip('了'), speaker)}"
+    return finding(Kind.FACT, TOOLS, 0.8, content, change=verb, replaces=old)
 
 
 def _can_again(match: re.Match[str], speaker: str | None) -> Finding | None:
@@ -116,10 +128,10 @@ CHANGES: tuple[Pattern, ...] = (
     pattern(
         "team_tool",
         r"^(?P<lead>(?:以后|今后|从现在开始|从现在起|从今天开始|从今天起)[，,]?)?"
-        r"(?P<s>我们公司|我们团队|我们部门|我们组|我们|我司|公司|团队|部门)"
-        r"(?:现在|目前|已经|以后|今后|也|都|全部|统一|一直)*"
+        r"(?P<s>我们公司|我们团队|我们部门|我们组|我们|我司|公司|团队|部门|我)"
+        r"(?:现在|目前|已经|以后|今后|也|都|全部|统一|一直|最近|去年|今年|上个?月|刚|刚刚)*"
         rf"(?:从(?P<old>{C}{{1,12}}?))?"
-        rf"(?P<v>不再使用|不再用|改用|换用|换成了?|改成用?|切换到了?|切换成了?|迁移到了?|转到了?|转用|使用|用)(?P<x>{C}{{2,20}})",
+        rf"(?P<v>不再使用|不再用|改用|换用|换成了?|换到了?|改成用?|切换到了?|切换成了?|迁移到了?|转到了?|转用|使用|用)(?P<x>{C}{{2,20}})",
         _team_tool,
     ),
 )

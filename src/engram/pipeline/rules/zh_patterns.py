@@ -19,6 +19,8 @@ from .common import (
     NAME,
     NICKNAME,
     ORIGIN,
+    RELATION_MANAGER,
+    RELATION_MENTOR,
     RESIDENCE,
     SURNAME,
     Finding,
@@ -149,6 +151,19 @@ _PETS = "猫|狗|柯基|泰迪|金毛|哈士奇|柴犬|布偶|英短|美短|橘�
 _MOVE_WHEN = "上个?月|上周|去年|今年|前几天|前阵子|最近|年初|年底|上半年|下半年"
 
 
+_BOSS = "直属上级|直属领导|顶头上司|上级|上司|领导|老板|经理|主管|组长|总监|leader|Leader"
+_MENTOR = "导师|师傅"
+# Not a name after 是: "我的领导是个好人", "我的老板是很严格的人".
+_NOT_A_NAME = "(?![个一很非特比挺真太位名])"
+
+
+def _work_relation(match: re.Match[str], speaker: str | None) -> Finding | None:
+    """"我的直属上级是王建国": who the user reports to (one slot: a new manager replaces the old)."""
+    role = match.group("role")
+    category = RELATION_MENTOR if re.fullmatch(_MENTOR, role) else RELATION_MANAGER
+    return finding(Kind.FACT, category, 0.85, f"{who(speaker)}的{role}是{match.group('name')}")
+
+
 def _relative(match: re.Match[str], speaker: str | None) -> Finding | None:
     phrase = third_person(match.group("vp"), speaker)
     joiner = "" if phrase.startswith("的") else "的"
@@ -191,6 +206,11 @@ def _plan(match: re.Match[str], speaker: str | None) -> Finding | None:
 
 
 LIFE_FACTS: tuple[Pattern, ...] = (
+    pattern(
+        "work_relation",
+        rf"(?:我的|我们的?|我)(?P<role>{_BOSS}|{_MENTOR})(?:现在|目前|就|也)?(?:是|叫|换成了?){_NOT_A_NAME}(?P<name>{_NAME})",
+        _work_relation,
+    ),
     pattern(
         "work_at",
         rf"我(?P<vp>(?:现在|目前|之前|以前|一直|也)?(?:在|于)(?!家|家里|宿舍|路上|床上){C}{{1,15}}?(?P<v>当|做|担任|工作|上班|实习|任职"
@@ -285,10 +305,28 @@ _AUTHORITY = re.compile(
 )
 
 
+_STYLE = re.compile(r"简洁|简短|精简|简单|简明|详细|具体|详尽|长一|短一|太长|太短|一页|图表|要点|分点|列表|条理|口语|正式"
+                    r"|[Mm]arkdown|表格|字数")
+_PLEASE_LEAD = re.compile(r"^(?:请你?|麻烦你?|你)?把?|(?<=[\u4e00-\u9fff])请(?=[写用做给把按])")
+
+
+def style_wish(text: str, speaker: str | None) -> Finding | None:
+    """How the user wants reports or answers, said as an instruction ("以后报告请写得详细一些")
+    is the same preference as "我喜欢详细的报告": one slot, so a change supersedes it."""
+    slot = taste_slot(text, "")
+    if not slot or not _STYLE.search(text):
+        return None
+    body = tidy(_PLEASE_LEAD.sub("", text.lstrip("，,")))
+    return finding(Kind.PREFERENCE, slot, 0.85, f"{who(speaker)}希望{third_person(body, speaker)}")
+
+
 def _prefixed_rule(match: re.Match[str], speaker: str | None) -> Finding | None:
     rest = match.group("x")
     if _TALK_OR_SELF.match(rest):
         return None  # "以后我想…" is the user's plan; "以后再说" is talk
+    wish = style_wish(rest, speaker)
+    if wish is not None:
+        return wish
     business = business_rule_of(rest, speaker, change=match.group("m"))
     if business is not None:
         return business  # "以后报销改为部门经理审批" is a business rule that changed, not an order to the assistant
@@ -301,6 +339,9 @@ def _prohibition(match: re.Match[str], speaker: str | None) -> Finding | None:
 
 
 def _polite(match: re.Match[str], speaker: str | None) -> Finding | None:
+    wish = style_wish(match.group("x"), speaker)
+    if wish is not None:
+        return wish
     confidence = 0.85 if _DURABLE.search(match.group("x")) else 0.6  # "请用中文" may be for this turn only
     return finding(Kind.RULE, "instruction", confidence, third_person(match.group("x"), speaker))
 

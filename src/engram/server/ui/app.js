@@ -8,7 +8,7 @@ const engram = (() => {
   const lang = (params.get("lang") || navigator.language || "en").toLowerCase().startsWith("zh") ? "zh" : "en";
   const KINDS = ["fact", "preference", "rule", "conclusion", "todo", "episode", "file"];
   const STATUSES = ["active", "superseded", "expired", "deleted"];
-  const SIGNALS = ["lexical", "vector", "relevance", "recency", "importance", "validity"];
+  const SIGNALS = ["lexical", "vector", "relevance", "recency", "importance", "validity", "overlap"];
   const PAGE = 50;
   const state = { key: sessionStorage.getItem("engram.key") || "", me: null, paths: new Set(),
                   namespace: [], nested: false, offset: 0, open: null, panels: [] };
