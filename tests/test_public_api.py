@@ -15,6 +15,8 @@ PINNED = {
     "ApprovalRule", "ApprovalRules", "KeyProvider", "KeyStatus", "PendingApprovalError", "PendingChange",
     "PendingStatus", "Provenance", "QualityReport", "Recall", "RecallEvent", "RecallTrace", "Revealed", "Rotation",
     "Verdict", "WriteSample",
+    # typed storage errors (issue 11)
+    "ReadOnlyStoreError", "StorageFullError",
 }
 
 

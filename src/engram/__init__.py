@@ -34,7 +34,9 @@ from .errors import (
     PendingApprovalError,
     PermissionDeniedError,
     PIIForbiddenError,
+    ReadOnlyStoreError,
     StorageError,
+    StorageFullError,
     ValidationError,
 )
 from .governance.keys import KeyStatus, Revealed, Rotation
@@ -122,6 +124,7 @@ __all__ = [
     "Policy",
     "Provenance",
     "QualityReport",
+    "ReadOnlyStoreError",
     "Recall",
     "RecallEvent",
     "RecallTrace",
@@ -136,6 +139,7 @@ __all__ = [
     "Stats",
     "Status",
     "StorageError",
+    "StorageFullError",
     "SystemClock",
     "USEEmbedder",
     "ValidationError",

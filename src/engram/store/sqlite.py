@@ -18,10 +18,18 @@ from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
+from urllib.parse import quote
 
 import numpy as np
 
-from ..errors import ConflictError, MigrationError, NotAnEngramDatabaseError, StorageError
+from ..errors import (
+    ConflictError,
+    MigrationError,
+    NotAnEngramDatabaseError,
+    ReadOnlyStoreError,
+    StorageError,
+    StorageFullError,
+)
 from ..governance.values import PendingChange, PendingQuery, RecallEvent, RecallQuery, SampleQuery, WriteSample
 from ..model import AuditEvent, Job, JobStatus, MemoryRecord, Stats, Version
 from . import governance_sql as governance
@@ -35,6 +43,15 @@ from .vector_cache import LOADED_COLUMNS, VectorCache
 
 T = TypeVar("T")
 _BUSY_RETRIES = 8
+
+
+def _rollback(conn: sqlite3.Connection) -> None:
+    if conn.in_transaction:
+        try:
+            conn.execute("ROLLBACK")
+        except sqlite3.Error:
+            pass  # the original error is the one worth raising
+
 _GOVERNANCE = governance.Tables(SQLITE)
 
 
@@ -43,15 +60,38 @@ def _is_busy(exc: sqlite3.OperationalError) -> bool:
     return "locked" in message or "busy" in message
 
 
+def _primary_code(exc: sqlite3.Error) -> int | None:
+    code = getattr(exc, "sqlite_errorcode", None)
+    return None if code is None else code & 0xFF
+
+
+def _file_is_read_only(path: str) -> bool:
+    """An existing file this process may not write (or whose folder it may not write:
+    the WAL and its index live beside it) is opened read-only."""
+    if path == ":memory:" or not os.path.exists(path):
+        return False
+    folder = os.path.dirname(os.path.abspath(path))
+    return not (os.access(path, os.W_OK) and os.access(folder, os.W_OK))
+
+
 class SQLiteStore:
     dialect = "sqlite"
     capabilities = frozenset({"exact_vectors", "multi_process"})
 
-    def __init__(self, path: str | os.PathLike[str], *, busy_timeout_ms: int = 30_000, cache_mb: int = 512) -> None:
+    def __init__(
+        self, path: str | os.PathLike[str], *, busy_timeout_ms: int = 30_000, cache_mb: int = 512,
+        read_only: bool | None = None,
+    ) -> None:
+        """``read_only``: None opens a file this process cannot write read-only (reads
+        work, every write raises ReadOnlyStoreError); True forces it; False never."""
         self.path = str(path)
         if self.path != ":memory:":
-            Path(self.path).expanduser().parent.mkdir(parents=True, exist_ok=True)
             self.path = str(Path(self.path).expanduser())
+        self.read_only = _file_is_read_only(self.path) if read_only is None else read_only
+        if self.read_only and not os.path.exists(self.path):
+            raise StorageError(f"cannot open {self.path} read-only: no such file")
+        if self.path != ":memory:" and not self.read_only:
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         self._busy_timeout_ms = busy_timeout_ms
         self._local = threading.local()
         self._connections: list[sqlite3.Connection] = []
@@ -76,16 +116,20 @@ class SQLiteStore:
 
     def _connect(self) -> sqlite3.Connection:
         try:
-            conn = sqlite3.connect(self.path, timeout=self._busy_timeout_ms / 1000, isolation_level=None,
-                                   check_same_thread=False)
+            target = f"file:{quote(self.path)}?mode=ro" if self.read_only else self.path
+            conn = sqlite3.connect(target, timeout=self._busy_timeout_ms / 1000, isolation_level=None,
+                                   check_same_thread=False, uri=self.read_only)
             conn.row_factory = sqlite3.Row
             conn.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout_ms)}")
             self._retry_busy(lambda: self._check_is_engram(conn))
-            # switching a new file to WAL takes an exclusive lock that skips the busy
-            # handler: several processes opening it at once must retry
-            self._retry_busy(lambda: conn.execute("PRAGMA journal_mode = WAL").fetchone())
+            if not self.read_only:
+                # switching a new file to WAL takes an exclusive lock that skips the busy
+                # handler: several processes opening it at once must retry
+                self._retry_busy(lambda: conn.execute("PRAGMA journal_mode = WAL").fetchone())
             conn.execute("PRAGMA synchronous = NORMAL")
             conn.execute("PRAGMA foreign_keys = ON")
+            # a purge overwrites what it deletes (issue 11: the right to be forgotten)
+            conn.execute("PRAGMA secure_delete = ON")
         except sqlite3.DatabaseError as exc:
             if "not a database" in str(exc) or "malformed" in str(exc):
                 raise NotAnEngramDatabaseError(f"{self.path} is not a SQLite database") from exc
@@ -124,24 +168,38 @@ class SQLiteStore:
                 return action()
             except sqlite3.OperationalError as exc:
                 if not _is_busy(exc) or attempt == _BUSY_RETRIES - 1:
-                    raise StorageError(f"SQLite error: {exc}") from exc
+                    raise self._translate(exc, "SQLite error") from exc
                 time.sleep(min(0.05 * 2**attempt, 1.0))
         raise AssertionError("unreachable")
 
+    def _translate(self, exc: sqlite3.Error, what: str) -> StorageError:
+        """The driver's error as engram's, naming the real cause."""
+        code = _primary_code(exc)
+        if code == sqlite3.SQLITE_FULL:
+            return StorageFullError(
+                f"{what}: the disk holding {self.path} is full (or the database reached its size limit); "
+                "nothing was written"
+            )
+        if code == sqlite3.SQLITE_READONLY:
+            return ReadOnlyStoreError(f"{what}: {self.path} cannot be written ({exc}); nothing was written")
+        return StorageError(f"{what}: {exc}")
+
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
+        if self.read_only:
+            raise ReadOnlyStoreError(f"{self.path} is open read-only (the file is not writable): writes are refused")
         conn = self._connection()
         self._retry_busy(lambda: conn.execute("BEGIN IMMEDIATE"))
         try:
             yield conn
         except BaseException:
-            conn.execute("ROLLBACK")
+            _rollback(conn)  # SQLite may have rolled back already (disk full): keep the real error
             raise
         try:
             conn.execute("COMMIT")
         except sqlite3.Error as exc:
-            conn.execute("ROLLBACK")
-            raise StorageError(f"commit failed: {exc}") from exc
+            _rollback(conn)
+            raise self._translate(exc, "commit failed") from exc
 
     def _read(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
         conn = self._connection()
@@ -153,6 +211,9 @@ class SQLiteStore:
     # -- migrations --------------------------------------------------------------------------
 
     def _migrate(self) -> None:
+        if self.read_only:
+            self._check_schema_current()
+            return
         with self._write() as conn:
             conn.execute(
                 "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, "
@@ -172,6 +233,18 @@ class SQLiteStore:
                     conn.execute(statement)
                 conn.execute("INSERT INTO schema_migrations VALUES (?, ?, ?)", (version, name, time.time()))
 
+    def _check_schema_current(self) -> None:
+        try:
+            applied = {row[0] for row in self._read("SELECT version FROM schema_migrations")}
+        except StorageError as exc:
+            raise MigrationError(f"{self.path} is open read-only and has no engram schema to read") from exc
+        pending = {version for version, _, _ in MIGRATIONS} - applied
+        if pending:
+            raise MigrationError(
+                f"{self.path} is open read-only but needs schema migrations {sorted(pending)}: "
+                "open it once where it can be written"
+            )
+
     def schema_version(self) -> int:
         return self._read("SELECT max(version) FROM schema_migrations")[0][0]
 
@@ -185,12 +258,28 @@ class SQLiteStore:
         except sqlite3.IntegrityError as exc:
             raise ConflictError(f"write conflicts with stored data: {exc}") from exc
         except sqlite3.DatabaseError as exc:
-            raise StorageError(f"SQLite write failed: {exc}") from exc
+            raise self._translate(exc, "SQLite write failed") from exc
+        if batch.purge_ids:
+            self._truncate_wal()
+
+    def _truncate_wal(self) -> None:
+        """Copy the WAL into the file and empty it, so no old page image of a purged
+        record survives there. A reader holding an older snapshot blocks the copy; the
+        next purge (or the last connection's close) finishes it."""
+        if self.path == ":memory:":
+            return
+        try:
+            self._connection().execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        except sqlite3.OperationalError as exc:
+            if not _is_busy(exc):
+                raise self._translate(exc, "checkpoint after purge failed") from exc
 
     def _apply(self, conn: sqlite3.Connection, batch: WriteBatch) -> None:
         tenant = batch.tenant
         for record_id in batch.purge_ids:
             rows.purge_record(conn, tenant, record_id)
+        if batch.purge_ids:  # rewrite the FTS segments: a delete alone leaves the terms in the old ones
+            conn.execute("INSERT INTO memory_fts (memory_fts) VALUES ('optimize')")
         existed = self._existing_ids(conn, tenant, [w.record.id for w in batch.records if w.expected_version is None])
         written: set[str] = set()
         for write in batch.records:
