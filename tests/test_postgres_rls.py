@@ -16,7 +16,7 @@ try:
 except ImportError:  # tests/ collected as a package
     from tests.conformance import pgtools
 
-TABLES = ("memories", "memory_versions", "audit_log", "lexicon", "tenant_state", "jobs", "pending_changes", "recalls",
+TABLES = ("memories", "memory_versions", "audit_log", "scope_lexicon", "scope_state", "jobs", "pending_changes", "recalls",
           "write_samples")
 
 
@@ -79,7 +79,8 @@ def test_writes_to_another_tenant_are_refused_or_touch_nothing(setup):
                              tenant="acme") == []
     with pytest.raises(StorageError, match="row-level security"):
         store.execute_raw(
-            f"INSERT INTO {schema}.lexicon (tenant_id, term, df) VALUES ('globex', 'injected', 1)", tenant="acme")
+            f"INSERT INTO {schema}.scope_lexicon (tenant_id, term, namespace, df) VALUES ('globex', 'injected', '', 1)",
+            tenant="acme")
     globex = Scope("globex", ("users", "alice"))
     assert [r.content for r in memory.list(globex).items] == ["globex secret v2"]
 

@@ -5,7 +5,8 @@
   from a query that forgets its tenant condition (when the role is not a
   superuser and has no BYPASSRLS; the store still adds the condition itself).
 - Lexical search ranks with FTS5's BM25 over the terms the SQLite backend
-  indexes, with the tenant's document frequencies kept in a lexicon table.
+  indexes, with document frequencies kept per scope (tenant, namespace) so
+  ranking in one scope never depends on another's data.
 - Vectors live in pgvector; each embedding model gets a partial HNSW index, and a
   scope small enough (``exact_threshold``) is searched exactly, so filtering by
   scope never loses recall.
@@ -40,7 +41,7 @@ from . import governance_sql as governance
 from . import postgres_jobs as jobs
 from . import postgres_rows as rows
 from .base import AuditQuery, OrderBy, RecordFilter, ScoredId, WriteBatch
-from .codec import namespace_from_key, namespace_range
+from .codec import namespace_from_key, namespace_key, namespace_range
 from .postgres_migrations import ALL_TENANTS, TENANT_SETTING, migrate
 from .postgres_writes import apply_batch
 from .sql import (
@@ -287,20 +288,26 @@ class PostgresStore:
             return []
         clause, params = filter_clause(POSTGRES, tenant, where, alias="m")
 
+        scope, scope_params = _scope_condition(where)
+
         def work(conn: psycopg.Connection) -> list[tuple]:
-            stats = conn.execute(
-                f"SELECT s.docs, s.total_len, l.term, l.df FROM {self._s}.tenant_state s "
-                f"JOIN {self._s}.lexicon l ON l.tenant_id = s.tenant_id AND l.term = ANY(%s) WHERE s.tenant_id = %s",
-                (lexemes, tenant),
-            ).fetchall()
-            if not stats:
+            # the statistics of the scopes this query covers, and of nothing else
+            totals = conn.execute(
+                "SELECT coalesce(sum(docs), 0)::bigint, coalesce(sum(total_len), 0)::bigint "
+                f"FROM {self._s}.scope_state WHERE tenant_id = %s{scope}", (tenant, *scope_params)).fetchone()
+            docs, total_len = totals if totals is not None else (0, 0)
+            if not docs:
                 return []
-            docs, total_len = stats[0][0], stats[0][1]
-            idf = {term: rows.bm25_idf(docs, df) for _, _, term, df in stats}
+            df: dict[str, int] = dict(conn.execute(
+                f"SELECT term, sum(df)::bigint FROM {self._s}.scope_lexicon WHERE tenant_id = %s AND term = ANY(%s)"
+                f"{scope} GROUP BY term", (tenant, lexemes, *scope_params)).fetchall())
+            idf = {term: rows.bm25_idf(docs, int(count)) for term, count in df.items() if count > 0}
             found = [t for t in lexemes if t in idf]  # the query's order, as FTS5 sums phrases
+            if not found:
+                return []
             sql = pg_bm25(self._s, clause, len(found), rows.BM25_K1, rows.BM25_B)
             score_params = [value for t in found for value in (idf[t], t, t)]
-            return conn.execute(sql, [*score_params, total_len / max(docs, 1), *params,
+            return conn.execute(sql, [*score_params, total_len / docs, *params,
                                       rows.tsquery_text(found), limit]).fetchall()
 
         return [ScoredId(row[0], float(row[1])) for row in self._transaction(tenant, work, write=False)]
@@ -370,7 +377,7 @@ class PostgresStore:
         return [namespace_from_key(row[0]) for row in self._read(tenant, sql + " ORDER BY namespace", params)]
 
     def tenants(self) -> list[str]:
-        sql = f"SELECT tenant_id FROM {self._s}.tenant_state WHERE docs > 0 ORDER BY tenant_id"
+        sql = f"SELECT DISTINCT tenant_id FROM {self._s}.scope_state WHERE docs > 0 ORDER BY tenant_id"
         return [row[0] for row in self._read(None, sql)]
 
     # -- background jobs (postgres_jobs) -----------------------------------------------------
@@ -449,6 +456,16 @@ class PostgresStore:
             return cur.fetchall() if cur.description else []
 
         return self._transaction(tenant, work, write=True)
+
+
+def _scope_condition(where: RecordFilter) -> tuple[str, list[str]]:
+    """The namespace condition on the statistics tables for the scopes a query covers."""
+    if not where.descendants:
+        return " AND namespace = %s", [namespace_key(where.namespace)]
+    bounds = namespace_range(where.namespace)
+    if bounds is None:
+        return "", []
+    return " AND namespace >= %s AND namespace < %s", list(bounds)
 
 
 def _rollback(conn: psycopg.Connection) -> None:

@@ -34,10 +34,11 @@ from ..governance.values import PendingChange, PendingQuery, RecallEvent, Recall
 from ..model import AuditEvent, Job, JobStatus, MemoryRecord, Stats, Version
 from . import governance_sql as governance
 from . import sqlite_jobs as job_rows
+from . import sqlite_lexical as lexical
 from . import sqlite_rows as rows
 from .base import AuditQuery, OrderBy, RecordFilter, ScoredId, WriteBatch
-from .codec import namespace_from_key, namespace_key, namespace_range, scope_token
-from .sql import SQLITE, audit_conditions, check_storable, filter_clause, fts_match, order_clause
+from .codec import namespace_from_key, namespace_key, namespace_range
+from .sql import SQLITE, audit_conditions, check_storable, filter_clause, order_clause
 from .sqlite_migrations import APPLICATION_ID, MIGRATIONS
 from .vector_cache import LOADED_COLUMNS, VectorCache
 
@@ -229,8 +230,11 @@ class SQLiteStore:
             for version, name, sql in MIGRATIONS:
                 if version in applied:
                     continue
-                for statement in filter(str.strip, sql.split(";")):
-                    conn.execute(statement)
+                if callable(sql):
+                    sql(conn)
+                else:
+                    for statement in filter(str.strip, sql.split(";")):
+                        conn.execute(statement)
                 conn.execute("INSERT INTO schema_migrations VALUES (?, ?, ?)", (version, name, time.time()))
 
     def _check_schema_current(self) -> None:
@@ -278,8 +282,6 @@ class SQLiteStore:
         tenant = batch.tenant
         for record_id in batch.purge_ids:
             rows.purge_record(conn, tenant, record_id)
-        if batch.purge_ids:  # rewrite the FTS segments: a delete alone leaves the terms in the old ones
-            conn.execute("INSERT INTO memory_fts (memory_fts) VALUES ('optimize')")
         existed = self._existing_ids(conn, tenant, [w.record.id for w in batch.records if w.expected_version is None])
         written: set[str] = set()
         for write in batch.records:
@@ -288,16 +290,14 @@ class SQLiteStore:
                 # a create: absent before this batch (one query for the batch) and not written earlier in it
                 if record_id in existed or record_id in written:
                     raise ConflictError(f"record {record_id} already exists")
-                rowid = rows.insert_record(conn, write)  # a fresh rowid: no lexical row to replace
+                rowid = rows.insert_record(conn, write)  # a fresh rowid: no postings to replace
             else:
-                self._check_version(conn, tenant, record_id, write.expected_version)
+                stored = self._check_version(conn, tenant, record_id, write.expected_version)
+                if stored is not None:
+                    lexical.unindex(conn, stored)
                 rowid = rows.upsert_record(conn, write)
-                conn.execute("DELETE FROM memory_fts WHERE rowid = ?", (rowid,))
             written.add(record_id)
-            conn.execute(
-                "INSERT INTO memory_fts (rowid, terms, scope) VALUES (?, ?, ?)",
-                (rowid, write.terms, rows.scope_column(write.record)),
-            )
+            lexical.index(conn, rowid, tenant, namespace_key(write.record.scope.namespace), write.terms)
         rows.insert_versions(conn, tenant, batch.versions)
         for touch in batch.touches:
             rows.touch_record(conn, tenant, touch)
@@ -323,8 +323,10 @@ class SQLiteStore:
         return found
 
     @staticmethod
-    def _check_version(conn: sqlite3.Connection, tenant: str, record_id: str, expected: int | None) -> None:
-        row = conn.execute("SELECT version FROM memories WHERE tenant = ? AND id = ?", (tenant, record_id)).fetchone()
+    def _check_version(conn: sqlite3.Connection, tenant: str, record_id: str, expected: int | None) -> int | None:
+        """The stored row's rowid once its version is the expected one."""
+        row = conn.execute("SELECT version, rowid FROM memories WHERE tenant = ? AND id = ?",
+                           (tenant, record_id)).fetchone()
         stored = None if row is None else row[0]
         if stored != expected:
             if expected is None:
@@ -332,6 +334,7 @@ class SQLiteStore:
             raise ConflictError(
                 f"record {record_id} is at version {stored}, expected {expected}: it changed meanwhile"
             )
+        return None if row is None else int(row[1])
 
     # -- reads -------------------------------------------------------------------------------
 
@@ -360,15 +363,10 @@ class SQLiteStore:
     def lexical(self, tenant: str, where: RecordFilter, terms: Sequence[str], limit: int) -> list[ScoredId]:
         if not terms:
             return []
-        scope = scope_token(tenant, where.namespace, exact=not where.descendants)
+        scopes = lexical.scopes_of(self._read, tenant, where.namespace, where.descendants,
+                                   namespace_key(where.namespace))
         clause, params = filter_clause(SQLITE, tenant, where, alias="m")
-        sql = (
-            "SELECT m.id, bm25(memory_fts, 1.0, 0.0) AS rank FROM memory_fts "
-            "JOIN memories m ON m.rowid = memory_fts.rowid "
-            f"WHERE memory_fts MATCH ? AND {clause} ORDER BY rank LIMIT ?"
-        )
-        found = self._read(sql, [fts_match(list(terms), scope), *params, limit])
-        return [ScoredId(row[0], -row[1]) for row in found]
+        return [ScoredId(key, score) for key, score in lexical.search(self._read, scopes, terms, clause, params, limit)]
 
     def nearest(self, tenant: str, where: RecordFilter, model: str, vector: np.ndarray, limit: int) -> list[ScoredId]:
         entry = self._vectors.get(tenant, where, model, self._tenant_seq(tenant), self._load_vectors)

@@ -1,0 +1,139 @@
+"""Per-scope lexical postings of the SQLite backend, scored with BM25 in SQL.
+
+One B-tree row per (scope, term, record) holds the term frequency and the record's
+length, so a user-scoped query reads only that user's postings (FTS5 kept one posting
+list per term for the whole file, and a scoped query walked every user's), and the
+statistics BM25 needs are the scope's own: ``lexical_scopes`` counts documents and
+total length per (tenant, namespace); document frequencies are counted from the
+postings of the scopes a query covers. Nothing of another tenant or scope reaches a
+score. A purge deletes plain rows, which ``secure_delete`` overwrites in place.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from . import bm25
+from .codec import namespace_from_key, namespace_range
+
+SCHEMA = """
+CREATE TABLE lexical_scopes (
+    id INTEGER PRIMARY KEY,
+    tenant TEXT NOT NULL,
+    namespace TEXT NOT NULL,
+    docs INTEGER NOT NULL DEFAULT 0,
+    total_len INTEGER NOT NULL DEFAULT 0,
+    UNIQUE (tenant, namespace)
+);
+CREATE TABLE lexical_postings (
+    scope INTEGER NOT NULL,
+    term TEXT NOT NULL,
+    doc INTEGER NOT NULL,
+    tf INTEGER NOT NULL,
+    len INTEGER NOT NULL,
+    PRIMARY KEY (scope, term, doc)
+) WITHOUT ROWID;
+ALTER TABLE memories ADD COLUMN terms TEXT
+"""
+
+
+def scope_id(conn: sqlite3.Connection, tenant: str, namespace: str) -> int:
+    row = conn.execute("SELECT id FROM lexical_scopes WHERE tenant = ? AND namespace = ?",
+                       (tenant, namespace)).fetchone()
+    if row is not None:
+        return int(row[0])
+    return int(conn.execute("INSERT INTO lexical_scopes (tenant, namespace) VALUES (?, ?)",
+                            (tenant, namespace)).lastrowid or 0)
+
+
+def index(conn: sqlite3.Connection, doc: int, tenant: str, namespace: str, terms: str) -> None:
+    """Add one record's postings and count it in its scope's statistics."""
+    scope = scope_id(conn, tenant, namespace)
+    length = bm25.doc_length(terms, namespace_from_key(namespace))
+    counts = bm25.term_counts(terms)
+    conn.executemany("INSERT INTO lexical_postings (scope, term, doc, tf, len) VALUES (?, ?, ?, ?, ?)",
+                     [(scope, term, doc, tf, length) for term, tf in counts.items()])
+    conn.execute("UPDATE lexical_scopes SET docs = docs + 1, total_len = total_len + ? WHERE id = ?",
+                 (length, scope))
+
+
+def unindex(conn: sqlite3.Connection, doc: int) -> None:
+    """Remove the postings of the record stored at ``doc`` (before it changes or goes)."""
+    row = conn.execute("SELECT tenant, namespace, terms FROM memories WHERE rowid = ?", (doc,)).fetchone()
+    if row is None or row[2] is None:
+        return
+    tenant, namespace, terms = row
+    scope = scope_id(conn, tenant, namespace)
+    counts = bm25.term_counts(terms)
+    conn.executemany("DELETE FROM lexical_postings WHERE scope = ? AND term = ? AND doc = ?",
+                     [(scope, term, doc) for term in counts])
+    conn.execute("UPDATE lexical_scopes SET docs = docs - 1, total_len = total_len - ? WHERE id = ?",
+                 (bm25.doc_length(terms, namespace_from_key(namespace)), scope))
+
+
+Reader = Callable[[str, Sequence[Any]], list]
+
+
+def scopes_of(read: Reader, tenant: str, namespace: tuple[str, ...], descendants: bool,
+              exact_key: str) -> list[tuple[int, int, int]]:
+    """(id, docs, total_len) of the scopes a query covers."""
+    sql = "SELECT id, docs, total_len FROM lexical_scopes WHERE tenant = ?"
+    params: list[Any] = [tenant]
+    if not descendants:
+        sql += " AND namespace = ?"
+        params.append(exact_key)
+    else:
+        bounds = namespace_range(namespace)
+        if bounds is not None:
+            sql += " AND namespace >= ? AND namespace < ?"
+            params += list(bounds)
+    return [(row[0], row[1], row[2]) for row in read(sql, params)]
+
+
+def search(read: Reader, scopes: list[tuple[int, int, int]], terms: Sequence[str], clause: str,
+           params: Sequence[Any], limit: int) -> list[tuple[str, float]]:
+    """(record id, BM25 score) best first, among the records that pass ``clause`` (on
+    alias ``m``). IDFs and the average length come from the covered scopes alone."""
+    unique = list(dict.fromkeys(terms))
+    docs = sum(s[1] for s in scopes)
+    if not unique or not scopes or docs <= 0 or limit <= 0:
+        return []
+    ids = [s[0] for s in scopes]
+    scope_marks = ", ".join("?" * len(ids))
+    term_marks = ", ".join("?" * len(unique))
+    df = dict(read(
+        f"SELECT term, count(*) FROM lexical_postings WHERE scope IN ({scope_marks}) AND term IN ({term_marks}) "
+        "GROUP BY term", [*ids, *unique]))
+    found = [t for t in unique if df.get(t)]
+    if not found:
+        return []
+    avgdl = sum(s[2] for s in scopes) / docs
+    weights = ", ".join("(?, ?)" for _ in found)
+    sql = (
+        f"WITH q (term, idf) AS (VALUES {weights}) "
+        f"SELECT m.id, sum(q.idf * p.tf * {bm25.K1 + 1.0} / (p.tf + {bm25.K1} * "
+        f"({1.0 - bm25.B} + {bm25.B} * p.len / ?))) AS score "
+        "FROM q JOIN lexical_postings p ON p.term = q.term "
+        f"JOIN memories m ON m.rowid = p.doc WHERE p.scope IN ({scope_marks}) AND {clause} "
+        "GROUP BY p.doc ORDER BY score DESC, m.id LIMIT ?"
+    )
+    weight_params = [value for t in found for value in (t, bm25.idf(docs, df[t]))]
+    return [(row[0], float(row[1])) for row in read(sql, [*weight_params, avgdl, *ids, *params, limit])]
+
+
+def migrate(conn: sqlite3.Connection) -> None:
+    """Migration 6: move the lexical index from the file-wide FTS5 table to per-scope
+    postings, with the terms each record was indexed with (kept in memories.terms so
+    a later change can remove exactly those postings), then drop the FTS5 table."""
+    for statement in filter(str.strip, SCHEMA.split(";")):
+        conn.execute(statement)
+    conn.execute("CREATE TEMP TABLE IF NOT EXISTS fts_terms AS SELECT rowid AS doc, terms FROM memory_fts")
+    conn.execute("UPDATE memories SET terms = coalesce((SELECT terms FROM temp.fts_terms WHERE doc = memories.rowid), "
+                 "'')")
+    conn.execute("DROP TABLE temp.fts_terms")
+    rows = conn.execute("SELECT rowid, tenant, namespace, terms FROM memories ORDER BY tenant, namespace").fetchall()
+    for doc, tenant, namespace, terms in rows:
+        index(conn, doc, tenant, namespace, terms)
+    conn.execute("DROP TABLE memory_fts")
