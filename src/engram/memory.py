@@ -384,7 +384,7 @@ class Memory(GovernanceFacade):
         if retriever is not None:
             settings = replace(settings, retriever=cast(Retriever, retriever))  # RetrievalSettings checks it
         hits = retrieve(self.store, self.embedder, scope.tenant, where, query, k=k, settings=settings, now=now)
-        return [replace(hit, record=seen_at(hit.record, now)) for hit in hits if hit.score >= min_score][:k]
+        return [replace(hit, record=seen_at(hit.record, now)) for hit in [h for h in hits if h.score >= min_score][:k]]
 
     def context(
         self,

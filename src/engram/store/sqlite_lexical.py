@@ -111,13 +111,16 @@ def search(read: Reader, scopes: list[tuple[int, int, int]], terms: Sequence[str
         return []
     avgdl = sum(s[2] for s in scopes) / docs
     weights = ", ".join("(?, ?)" for _ in found)
+    # scores from the postings first (the scope's only), then the filter on those records:
+    # CROSS JOIN keeps that order (SQLite would otherwise walk the scope's records and
+    # probe the postings of each)
     sql = (
-        f"WITH q (term, idf) AS (VALUES {weights}) "
-        f"SELECT m.id, sum(q.idf * p.tf * {bm25.K1 + 1.0} / (p.tf + {bm25.K1} * "
+        f"WITH q (term, idf) AS (VALUES {weights}), "
+        f"scored AS MATERIALIZED (SELECT p.doc AS doc, sum(q.idf * p.tf * {bm25.K1 + 1.0} / (p.tf + {bm25.K1} * "
         f"({1.0 - bm25.B} + {bm25.B} * p.len / ?))) AS score "
-        "FROM q JOIN lexical_postings p ON p.term = q.term "
-        f"JOIN memories m ON m.rowid = p.doc WHERE p.scope IN ({scope_marks}) AND {clause} "
-        "GROUP BY p.doc ORDER BY score DESC, m.id LIMIT ?"
+        f"FROM q CROSS JOIN lexical_postings p ON p.scope IN ({scope_marks}) AND p.term = q.term GROUP BY p.doc) "
+        f"SELECT m.id, scored.score FROM scored CROSS JOIN memories m ON m.rowid = scored.doc WHERE {clause} "
+        "ORDER BY scored.score DESC, m.id LIMIT ?"
     )
     weight_params = [value for t in found for value in (t, bm25.idf(docs, df[t]))]
     return [(row[0], float(row[1])) for row in read(sql, [*weight_params, avgdl, *ids, *params, limit])]
