@@ -49,15 +49,31 @@ def _rankings(memory: Memory) -> list:
     return out
 
 
+def _nearest(memory: Memory) -> list:
+    out = []
+    for scope in SCOPES:
+        vector = memory.embedder.embed(["green tea friday"], role="query")[0]
+        hits = memory.store.nearest(scope.tenant, RecordFilter(namespace=scope.namespace), memory.embedder.name,
+                                    vector, 10)
+        contents = {r.id: r.content for r in memory.store.get(scope.tenant, [h.id for h in hits])}
+        out.append(sorted((-round(h.score, 6), contents[h.id]) for h in hits))
+    return out
+
+
 def _as_sqlite_version_4(path: str) -> None:
     """Turn a current file back into what engram wrote at schema version 4: one
-    file-wide FTS5 table holding each record's terms, no postings, no terms column."""
+    file-wide FTS5 table holding each record's terms, vectors in the records' rows, no
+    postings, no terms column."""
     with sqlite3.connect(path) as conn:
         conn.execute("CREATE VIRTUAL TABLE memory_fts USING fts5 (terms, scope, "
                      "tokenize = 'unicode61 remove_diacritics 0')")
         conn.execute("INSERT INTO memory_fts (rowid, terms, scope) SELECT rowid, terms, 'sx' FROM memories")
+        conn.execute("UPDATE memories SET embedding = (SELECT v.embedding FROM memory_vectors v JOIN scopes s "
+                     "ON v.scope = s.id WHERE s.tenant = memories.tenant AND s.namespace = memories.namespace "
+                     "AND v.doc = memories.rowid)")
         conn.execute("DROP TABLE lexical_postings")
-        conn.execute("DROP TABLE lexical_scopes")
+        conn.execute("DROP TABLE memory_vectors")
+        conn.execute("DROP TABLE scopes")
         conn.execute("ALTER TABLE memories DROP COLUMN terms")
         conn.execute("DELETE FROM schema_migrations WHERE version > 4")
 
@@ -72,7 +88,9 @@ def test_sqlite_store_at_version_4_migrates_and_ranks_like_a_fresh_one(tmp_path)
         _fill(fresh)
         assert migrated.store.schema_version() == max(m[0] for m in SQLITE_MIGRATIONS)
         assert _rankings(migrated) == _rankings(fresh)
+        assert _nearest(migrated) == _nearest(fresh)
         assert migrated.store.execute_raw("SELECT name FROM sqlite_master WHERE name = 'memory_fts'") == []
+        assert migrated.store.execute_raw("SELECT count(*) FROM memories WHERE embedding IS NOT NULL") == [(0,)]
         # and it keeps indexing and unindexing correctly afterwards
         for memory in (migrated, fresh):
             record = memory.remember("green harbour tea", SCOPES[0])

@@ -40,10 +40,11 @@ from .base import AuditQuery, OrderBy, RecordFilter, ScoredId, WriteBatch
 from .codec import namespace_from_key, namespace_key, namespace_range
 from .sql import SQLITE, audit_conditions, check_storable, filter_clause, order_clause
 from .sqlite_migrations import APPLICATION_ID, MIGRATIONS
-from .vector_cache import LOADED_COLUMNS, VectorCache
+from .vector_cache import VectorCache
 
 T = TypeVar("T")
 _BUSY_RETRIES = 8
+_CHECKPOINT_TRIES = 20
 
 
 def _rollback(conn: sqlite3.Connection) -> None:
@@ -268,15 +269,21 @@ class SQLiteStore:
 
     def _truncate_wal(self) -> None:
         """Copy the WAL into the file and empty it, so no old page image of a purged
-        record survives there. A reader holding an older snapshot blocks the copy; the
-        next purge (or the last connection's close) finishes it."""
+        record survives there. A reader in the middle of a transaction blocks the copy:
+        retried for up to a second; past that the next purge or checkpoint finishes it."""
         if self.path == ":memory:":
             return
-        try:
-            self._connection().execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
-        except sqlite3.OperationalError as exc:
-            if not _is_busy(exc):
-                raise self._translate(exc, "checkpoint after purge failed") from exc
+        conn = self._connection()
+        for _ in range(_CHECKPOINT_TRIES):
+            try:
+                busy = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+            except sqlite3.OperationalError as exc:
+                if not _is_busy(exc):
+                    raise self._translate(exc, "checkpoint after purge failed") from exc
+                busy = 1
+            if not busy:
+                return
+            time.sleep(0.05)
 
     def _apply(self, conn: sqlite3.Connection, batch: WriteBatch) -> None:
         tenant = batch.tenant
@@ -297,7 +304,8 @@ class SQLiteStore:
                     lexical.unindex(conn, stored)
                 rowid = rows.upsert_record(conn, write)
             written.add(record_id)
-            lexical.index(conn, rowid, tenant, namespace_key(write.record.scope.namespace), write.terms)
+            lexical.index(conn, rowid, tenant, namespace_key(write.record.scope.namespace), write.terms,
+                          rows.vector_blob(write))
         rows.insert_versions(conn, tenant, batch.versions)
         for touch in batch.touches:
             rows.touch_record(conn, tenant, touch)
@@ -386,29 +394,21 @@ class SQLiteStore:
         return found[0][0] if found else 0
 
     def _load_vectors(self, tenant: str, namespace: tuple[str, ...], descendants: bool, model: str):
-        base = f"SELECT {', '.join(LOADED_COLUMNS)} FROM memories WHERE tenant = ? AND embedding_model = ?"
-        params: list[Any] = [tenant, model]
+        scopes = lexical.scopes_of(self._read, tenant, namespace, descendants, namespace_key(namespace))
         if descendants:
             bounds = namespace_range(namespace)
-            if bounds is not None:
-                base += " AND namespace >= ? AND namespace < ?"
-                params += list(bounds)
+            namespace_sql, params = (" AND namespace >= ? AND namespace < ?", list(bounds)) if bounds else ("", [])
         else:
-            base += " AND namespace = ?"
-            params.append(namespace_key(namespace))
-        return self._read(base, params)
+            namespace_sql, params = " AND namespace = ?", [namespace_key(namespace)]
+        return lexical.load_vectors(self._read, tenant, model, scopes, namespace_sql, params)
 
     def vectors(self, tenant: str, ids: Sequence[str], model: str) -> dict[str, np.ndarray]:
         # most asks come from a search that has just loaded the scope: serve them from the cache
         out = self._vectors.vectors(tenant, model, self._tenant_seq(tenant), ids) if ids else {}
         rest = [i for i in ids if i not in out]
         for start in range(0, len(rest), 500):
-            chunk = rest[start : start + 500]
-            marks = ", ".join("?" * len(chunk))
-            sql = f"SELECT id, embedding FROM memories WHERE tenant = ? AND embedding_model = ? AND id IN ({marks})"
-            for row in self._read(sql, [tenant, model, *chunk]):
-                if row[1] is not None:
-                    out[row[0]] = np.frombuffer(row[1], dtype=np.float32)
+            found = lexical.vectors_of(self._read, tenant, model, rest[start : start + 500])
+            out.update({key: np.frombuffer(blob, dtype=np.float32) for key, blob in found.items()})
         return out
 
     def versions(self, tenant: str, record_id: str) -> list[Version]:

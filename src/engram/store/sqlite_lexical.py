@@ -1,12 +1,16 @@
-"""Per-scope lexical postings of the SQLite backend, scored with BM25 in SQL.
+"""Per-scope lexical postings and vectors of the SQLite backend; BM25 scored in SQL.
 
 One B-tree row per (scope, term, record) holds the term frequency and the record's
 length, so a user-scoped query reads only that user's postings (FTS5 kept one posting
 list per term for the whole file, and a scoped query walked every user's), and the
-statistics BM25 needs are the scope's own: ``lexical_scopes`` counts documents and
+statistics BM25 needs are the scope's own: ``scopes`` counts documents and
 total length per (tenant, namespace); document frequencies are counted from the
 postings of the scopes a query covers. Nothing of another tenant or scope reaches a
 score. A purge deletes plain rows, which ``secure_delete`` overwrites in place.
+
+Vectors live apart from the records, keyed by (scope, record): a cold scope's
+vectors are one range read of that scope's rows instead of one seek per record
+through rows that also hold the text and metadata.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from . import bm25
 from .codec import namespace_from_key, namespace_range
 
 SCHEMA = """
-CREATE TABLE lexical_scopes (
+CREATE TABLE scopes (
     id INTEGER PRIMARY KEY,
     tenant TEXT NOT NULL,
     namespace TEXT NOT NULL,
@@ -35,41 +39,51 @@ CREATE TABLE lexical_postings (
     len INTEGER NOT NULL,
     PRIMARY KEY (scope, term, doc)
 ) WITHOUT ROWID;
+CREATE TABLE memory_vectors (
+    scope INTEGER NOT NULL,
+    doc INTEGER NOT NULL,
+    embedding BLOB NOT NULL,
+    PRIMARY KEY (scope, doc)
+) WITHOUT ROWID;
 ALTER TABLE memories ADD COLUMN terms TEXT
 """
 
 
 def scope_id(conn: sqlite3.Connection, tenant: str, namespace: str) -> int:
-    row = conn.execute("SELECT id FROM lexical_scopes WHERE tenant = ? AND namespace = ?",
+    row = conn.execute("SELECT id FROM scopes WHERE tenant = ? AND namespace = ?",
                        (tenant, namespace)).fetchone()
     if row is not None:
         return int(row[0])
-    return int(conn.execute("INSERT INTO lexical_scopes (tenant, namespace) VALUES (?, ?)",
+    return int(conn.execute("INSERT INTO scopes (tenant, namespace) VALUES (?, ?)",
                             (tenant, namespace)).lastrowid or 0)
 
 
-def index(conn: sqlite3.Connection, doc: int, tenant: str, namespace: str, terms: str) -> None:
-    """Add one record's postings and count it in its scope's statistics."""
+def index(conn: sqlite3.Connection, doc: int, tenant: str, namespace: str, terms: str,
+          embedding: bytes | None = None) -> None:
+    """Add one record's postings (and vector) and count it in its scope's statistics."""
     scope = scope_id(conn, tenant, namespace)
     length = bm25.doc_length(terms, namespace_from_key(namespace))
     counts = bm25.term_counts(terms)
     conn.executemany("INSERT INTO lexical_postings (scope, term, doc, tf, len) VALUES (?, ?, ?, ?, ?)",
                      [(scope, term, doc, tf, length) for term, tf in counts.items()])
-    conn.execute("UPDATE lexical_scopes SET docs = docs + 1, total_len = total_len + ? WHERE id = ?",
+    conn.execute("UPDATE scopes SET docs = docs + 1, total_len = total_len + ? WHERE id = ?",
                  (length, scope))
+    if embedding is not None:
+        conn.execute("INSERT INTO memory_vectors (scope, doc, embedding) VALUES (?, ?, ?)", (scope, doc, embedding))
 
 
 def unindex(conn: sqlite3.Connection, doc: int) -> None:
-    """Remove the postings of the record stored at ``doc`` (before it changes or goes)."""
+    """Remove the postings and vector of the record stored at ``doc`` (before it changes or goes)."""
     row = conn.execute("SELECT tenant, namespace, terms FROM memories WHERE rowid = ?", (doc,)).fetchone()
     if row is None or row[2] is None:
         return
     tenant, namespace, terms = row
     scope = scope_id(conn, tenant, namespace)
+    conn.execute("DELETE FROM memory_vectors WHERE scope = ? AND doc = ?", (scope, doc))
     counts = bm25.term_counts(terms)
     conn.executemany("DELETE FROM lexical_postings WHERE scope = ? AND term = ? AND doc = ?",
                      [(scope, term, doc) for term in counts])
-    conn.execute("UPDATE lexical_scopes SET docs = docs - 1, total_len = total_len - ? WHERE id = ?",
+    conn.execute("UPDATE scopes SET docs = docs - 1, total_len = total_len - ? WHERE id = ?",
                  (bm25.doc_length(terms, namespace_from_key(namespace)), scope))
 
 
@@ -79,7 +93,7 @@ Reader = Callable[[str, Sequence[Any]], list]
 def scopes_of(read: Reader, tenant: str, namespace: tuple[str, ...], descendants: bool,
               exact_key: str) -> list[tuple[int, int, int]]:
     """(id, docs, total_len) of the scopes a query covers."""
-    sql = "SELECT id, docs, total_len FROM lexical_scopes WHERE tenant = ?"
+    sql = "SELECT id, docs, total_len FROM scopes WHERE tenant = ?"
     params: list[Any] = [tenant]
     if not descendants:
         sql += " AND namespace = ?"
@@ -129,7 +143,8 @@ def search(read: Reader, scopes: list[tuple[int, int, int]], terms: Sequence[str
 def migrate(conn: sqlite3.Connection) -> None:
     """Migration 6: move the lexical index from the file-wide FTS5 table to per-scope
     postings, with the terms each record was indexed with (kept in memories.terms so
-    a later change can remove exactly those postings), then drop the FTS5 table."""
+    a later change can remove exactly those postings), move the vectors into their
+    per-scope table, then drop the FTS5 table."""
     for statement in filter(str.strip, SCHEMA.split(";")):
         conn.execute(statement)
     conn.execute("CREATE TEMP TABLE IF NOT EXISTS fts_terms AS SELECT rowid AS doc, terms FROM memory_fts")
@@ -139,4 +154,36 @@ def migrate(conn: sqlite3.Connection) -> None:
     rows = conn.execute("SELECT rowid, tenant, namespace, terms FROM memories ORDER BY tenant, namespace").fetchall()
     for doc, tenant, namespace, terms in rows:
         index(conn, doc, tenant, namespace, terms)
+    conn.execute("INSERT INTO memory_vectors (scope, doc, embedding) SELECT s.id, m.rowid, m.embedding FROM memories m "
+                 "JOIN scopes s ON s.tenant = m.tenant AND s.namespace = m.namespace "
+                 "WHERE m.embedding IS NOT NULL ORDER BY s.id, m.rowid")
+    conn.execute("UPDATE memories SET embedding = NULL WHERE embedding IS NOT NULL")
     conn.execute("DROP TABLE memory_fts")
+
+
+def load_vectors(read: Reader, tenant: str, model: str, scopes: list[tuple[int, int, int]],
+                 namespace_sql: str, namespace_params: Sequence[Any]) -> list[tuple]:
+    """Rows in vector_cache.LOADED_COLUMNS order for the records of ``scopes`` with a
+    vector of ``model``: the vectors in one range read per scope, the few columns the
+    cache filters on from the records."""
+    if not scopes:
+        return []
+    marks = ", ".join("?" * len(scopes))
+    vectors = dict(read(f"SELECT doc, embedding FROM memory_vectors WHERE scope IN ({marks})", [s[0] for s in scopes]))
+    meta = read(
+        "SELECT rowid, id, status, kind, valid_from, valid_to, expires_at FROM memories "
+        f"WHERE tenant = ? AND embedding_model = ?{namespace_sql} ORDER BY rowid", [tenant, model, *namespace_params])
+    out = []
+    for row in meta:
+        blob = vectors.get(row[0])
+        if blob is not None:
+            out.append((row[0], row[1], row[2], row[3], blob, row[4], row[5], row[6]))
+    return out
+
+
+def vectors_of(read: Reader, tenant: str, model: str, ids: Sequence[str]) -> dict[str, bytes]:
+    marks = ", ".join("?" * len(ids))
+    return dict(read(
+        "SELECT m.id, v.embedding FROM memories m JOIN scopes s ON s.tenant = m.tenant AND s.namespace = m.namespace "
+        "JOIN memory_vectors v ON v.scope = s.id AND v.doc = m.rowid "
+        f"WHERE m.tenant = ? AND m.embedding_model = ? AND m.id IN ({marks})", [tenant, model, *ids]))

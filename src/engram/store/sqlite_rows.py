@@ -47,7 +47,12 @@ _UPSERT = (
 _INSERT = f"INSERT INTO memories ({', '.join(_RECORD_COLUMNS)}) VALUES ({', '.join('?' * len(_RECORD_COLUMNS))})"
 
 
+def vector_blob(write: RecordWrite) -> bytes | None:
+    return None if write.embedding is None else write.embedding.astype("<f4").tobytes()
+
+
 def record_values(write: RecordWrite) -> tuple:
+    """The record's columns; its vector goes to memory_vectors (the embedding column stays NULL)."""
     r = write.record
     embedding = None if write.embedding is None else write.embedding.astype("<f4").tobytes()
     return (
@@ -56,7 +61,7 @@ def record_values(write: RecordWrite) -> tuple:
         r.status.value, r.version, to_epoch(r.valid_from), to_epoch(r.valid_to), to_epoch(r.expires_at),
         to_epoch(r.created_at), to_epoch(r.updated_at), to_epoch(r.last_accessed_at), r.access_count,
         r.source.actor, r.source.thread_id, r.source.message_id, r.embedding_model if embedding else None,
-        embedding, int(r.read_only), r.supersedes, r.superseded_by, r.source.reply_to, write.terms,
+        None, int(r.read_only), r.supersedes, r.superseded_by, r.source.reply_to, write.terms,
     )
 
 
