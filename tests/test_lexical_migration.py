@@ -69,8 +69,8 @@ def _as_sqlite_version_4(path: str) -> None:
                      "tokenize = 'unicode61 remove_diacritics 0')")
         conn.execute("INSERT INTO memory_fts (rowid, terms, scope) SELECT rowid, terms, 'sx' FROM memories")
         conn.execute("UPDATE memories SET embedding = (SELECT v.embedding FROM memory_vectors v JOIN scopes s "
-                     "ON v.scope = s.id WHERE s.tenant = memories.tenant AND s.namespace = memories.namespace "
-                     "AND v.doc = memories.rowid)")
+                     "ON v.key = (s.id << 32) | memories.rowid WHERE s.tenant = memories.tenant "
+                     "AND s.namespace = memories.namespace)")
         conn.execute("DROP TABLE lexical_postings")
         conn.execute("DROP TABLE memory_vectors")
         conn.execute("DROP TABLE scopes")

@@ -45,6 +45,7 @@ from .vector_cache import VectorCache
 T = TypeVar("T")
 _BUSY_RETRIES = 8
 _CHECKPOINT_TRIES = 20
+_PAGE_SIZE = 8192
 
 
 def _rollback(conn: sqlite3.Connection) -> None:
@@ -125,6 +126,9 @@ class SQLiteStore:
             conn.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout_ms)}")
             self._retry_busy(lambda: self._check_is_engram(conn))
             if not self.read_only:
+                # a new file: 8 KiB pages hold three 512-d float32 vectors where 4 KiB pages hold one
+                # (a no-op once the file has tables)
+                conn.execute(f"PRAGMA page_size = {_PAGE_SIZE}")
                 # switching a new file to WAL takes an exclusive lock that skips the busy
                 # handler: several processes opening it at once must retry
                 self._retry_busy(lambda: conn.execute("PRAGMA journal_mode = WAL").fetchone())

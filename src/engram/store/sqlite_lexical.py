@@ -8,9 +8,10 @@ total length per (tenant, namespace); document frequencies are counted from the
 postings of the scopes a query covers. Nothing of another tenant or scope reaches a
 score. A purge deletes plain rows, which ``secure_delete`` overwrites in place.
 
-Vectors live apart from the records, keyed by (scope, record): a cold scope's
-vectors are one range read of that scope's rows instead of one seek per record
-through rows that also hold the text and metadata.
+Vectors live apart from the records, in a rowid table keyed by scope * 2**32 +
+record: a cold scope's vectors are one range read of that scope's rows instead of
+one seek per record through rows that also hold the text and metadata (a table
+without rowid would push each 2 KB vector into an overflow page of its own).
 """
 
 from __future__ import annotations
@@ -19,8 +20,22 @@ import sqlite3
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ..errors import StorageError
 from . import bm25
 from .codec import namespace_from_key, namespace_range
+
+_DOC_BITS = 32
+
+
+def vector_key(scope: int, doc: int) -> int:
+    if not 0 <= doc < 1 << _DOC_BITS:
+        raise StorageError(f"record row {doc} is beyond what the vector table can key (2**32 rows per file)")
+    return (scope << _DOC_BITS) | doc
+
+
+def _scope_bounds(scope: int) -> tuple[int, int]:
+    return scope << _DOC_BITS, (scope + 1) << _DOC_BITS
+
 
 SCHEMA = """
 CREATE TABLE scopes (
@@ -39,12 +54,7 @@ CREATE TABLE lexical_postings (
     len INTEGER NOT NULL,
     PRIMARY KEY (scope, term, doc)
 ) WITHOUT ROWID;
-CREATE TABLE memory_vectors (
-    scope INTEGER NOT NULL,
-    doc INTEGER NOT NULL,
-    embedding BLOB NOT NULL,
-    PRIMARY KEY (scope, doc)
-) WITHOUT ROWID;
+CREATE TABLE memory_vectors (key INTEGER PRIMARY KEY, embedding BLOB NOT NULL);
 ALTER TABLE memories ADD COLUMN terms TEXT
 """
 
@@ -69,7 +79,7 @@ def index(conn: sqlite3.Connection, doc: int, tenant: str, namespace: str, terms
     conn.execute("UPDATE scopes SET docs = docs + 1, total_len = total_len + ? WHERE id = ?",
                  (length, scope))
     if embedding is not None:
-        conn.execute("INSERT INTO memory_vectors (scope, doc, embedding) VALUES (?, ?, ?)", (scope, doc, embedding))
+        conn.execute("INSERT INTO memory_vectors (key, embedding) VALUES (?, ?)", (vector_key(scope, doc), embedding))
 
 
 def unindex(conn: sqlite3.Connection, doc: int) -> None:
@@ -79,7 +89,7 @@ def unindex(conn: sqlite3.Connection, doc: int) -> None:
         return
     tenant, namespace, terms = row
     scope = scope_id(conn, tenant, namespace)
-    conn.execute("DELETE FROM memory_vectors WHERE scope = ? AND doc = ?", (scope, doc))
+    conn.execute("DELETE FROM memory_vectors WHERE key = ?", (vector_key(scope, doc),))
     counts = bm25.term_counts(terms)
     conn.executemany("DELETE FROM lexical_postings WHERE scope = ? AND term = ? AND doc = ?",
                      [(scope, term, doc) for term in counts])
@@ -154,8 +164,8 @@ def migrate(conn: sqlite3.Connection) -> None:
     rows = conn.execute("SELECT rowid, tenant, namespace, terms FROM memories ORDER BY tenant, namespace").fetchall()
     for doc, tenant, namespace, terms in rows:
         index(conn, doc, tenant, namespace, terms)
-    conn.execute("INSERT INTO memory_vectors (scope, doc, embedding) SELECT s.id, m.rowid, m.embedding FROM memories m "
-                 "JOIN scopes s ON s.tenant = m.tenant AND s.namespace = m.namespace "
+    conn.execute(f"INSERT INTO memory_vectors (key, embedding) SELECT (s.id << {_DOC_BITS}) | m.rowid, m.embedding "
+                 "FROM memories m JOIN scopes s ON s.tenant = m.tenant AND s.namespace = m.namespace "
                  "WHERE m.embedding IS NOT NULL ORDER BY s.id, m.rowid")
     conn.execute("UPDATE memories SET embedding = NULL WHERE embedding IS NOT NULL")
     conn.execute("DROP TABLE memory_fts")
@@ -168,8 +178,12 @@ def load_vectors(read: Reader, tenant: str, model: str, scopes: list[tuple[int, 
     cache filters on from the records."""
     if not scopes:
         return []
-    marks = ", ".join("?" * len(scopes))
-    vectors = dict(read(f"SELECT doc, embedding FROM memory_vectors WHERE scope IN ({marks})", [s[0] for s in scopes]))
+    vectors: dict[int, bytes] = {}
+    mask = (1 << _DOC_BITS) - 1
+    for scope in scopes:
+        for key, blob in read("SELECT key, embedding FROM memory_vectors WHERE key >= ? AND key < ?",
+                              _scope_bounds(scope[0])):
+            vectors[key & mask] = blob
     meta = read(
         "SELECT rowid, id, status, kind, valid_from, valid_to, expires_at FROM memories "
         f"WHERE tenant = ? AND embedding_model = ?{namespace_sql} ORDER BY rowid", [tenant, model, *namespace_params])
@@ -185,5 +199,5 @@ def vectors_of(read: Reader, tenant: str, model: str, ids: Sequence[str]) -> dic
     marks = ", ".join("?" * len(ids))
     return dict(read(
         "SELECT m.id, v.embedding FROM memories m JOIN scopes s ON s.tenant = m.tenant AND s.namespace = m.namespace "
-        "JOIN memory_vectors v ON v.scope = s.id AND v.doc = m.rowid "
+        f"JOIN memory_vectors v ON v.key = (s.id << {_DOC_BITS}) | m.rowid "
         f"WHERE m.tenant = ? AND m.embedding_model = ? AND m.id IN ({marks})", [tenant, model, *ids]))
