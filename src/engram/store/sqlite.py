@@ -321,6 +321,7 @@ class SQLiteStore:
             rows.purge_record(conn, tenant, record_id)
         existed = self._existing_ids(conn, tenant, [w.record.id for w in batch.records if w.expected_version is None])
         written: set[str] = set()
+        indexer = lexical.Indexer(conn)
         for write in batch.records:
             record_id = write.record.id
             if write.expected_version is None:
@@ -331,11 +332,13 @@ class SQLiteStore:
             else:
                 stored = self._check_version(conn, tenant, record_id, write.expected_version)
                 if stored is not None:
+                    indexer.flush()  # a record written earlier in this batch may be the one replaced
                     lexical.unindex(conn, stored)
                 rowid = rows.upsert_record(conn, write)
             written.add(record_id)
-            lexical.index(conn, rowid, tenant, namespace_key(write.record.scope.namespace), write.terms,
-                          rows.vector_blob(write))
+            indexer.add(rowid, tenant, namespace_key(write.record.scope.namespace), write.terms,
+                        rows.vector_blob(write))
+        indexer.flush()
         rows.insert_versions(conn, tenant, batch.versions)
         for touch in batch.touches:
             rows.touch_record(conn, tenant, touch)

@@ -68,18 +68,52 @@ def scope_id(conn: sqlite3.Connection, tenant: str, namespace: str) -> int:
                             (tenant, namespace)).lastrowid or 0)
 
 
+class Indexer:
+    """Collects a batch's postings, vectors and statistics changes, written at the end
+    in one statement per table (and one update per scope) instead of per record."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+        self._scopes: dict[tuple[str, str], int] = {}
+        self._postings: list[tuple[str, int, int, int, int]] = []
+        self._vectors: list[tuple[int, bytes]] = []
+        self._stats: dict[int, list[int]] = {}
+
+    def scope(self, tenant: str, namespace: str) -> int:
+        key = (tenant, namespace)
+        if key not in self._scopes:
+            self._scopes[key] = scope_id(self.conn, tenant, namespace)
+        return self._scopes[key]
+
+    def add(self, doc: int, tenant: str, namespace: str, terms: str, embedding: bytes | None = None) -> None:
+        """One record's postings (and vector), counted in its scope's statistics."""
+        scope = self.scope(tenant, namespace)
+        length = bm25.doc_length(terms, namespace_from_key(namespace))
+        self._postings += [(scope, term, doc, tf, length) for term, tf in bm25.term_counts(terms).items()]
+        if embedding is not None:
+            self._vectors.append((vector_key(scope, doc), embedding))
+        totals = self._stats.setdefault(scope, [0, 0])
+        totals[0] += 1
+        totals[1] += length
+
+    def flush(self) -> None:
+        conn = self.conn
+        if self._postings:
+            conn.executemany("INSERT INTO lexical_postings (scope, term, doc, tf, len) VALUES (?, ?, ?, ?, ?)",
+                             self._postings)
+        if self._vectors:
+            conn.executemany("INSERT INTO memory_vectors (key, embedding) VALUES (?, ?)", self._vectors)
+        conn.executemany("UPDATE scopes SET docs = docs + ?, total_len = total_len + ? WHERE id = ?",
+                         [(docs, total, scope) for scope, (docs, total) in sorted(self._stats.items())])
+        self._postings, self._vectors, self._stats = [], [], {}
+
+
 def index(conn: sqlite3.Connection, doc: int, tenant: str, namespace: str, terms: str,
           embedding: bytes | None = None) -> None:
     """Add one record's postings (and vector) and count it in its scope's statistics."""
-    scope = scope_id(conn, tenant, namespace)
-    length = bm25.doc_length(terms, namespace_from_key(namespace))
-    counts = bm25.term_counts(terms)
-    conn.executemany("INSERT INTO lexical_postings (scope, term, doc, tf, len) VALUES (?, ?, ?, ?, ?)",
-                     [(scope, term, doc, tf, length) for term, tf in counts.items()])
-    conn.execute("UPDATE scopes SET docs = docs + 1, total_len = total_len + ? WHERE id = ?",
-                 (length, scope))
-    if embedding is not None:
-        conn.execute("INSERT INTO memory_vectors (key, embedding) VALUES (?, ?)", (vector_key(scope, doc), embedding))
+    indexer = Indexer(conn)
+    indexer.add(doc, tenant, namespace, terms, embedding)
+    indexer.flush()
 
 
 def unindex(conn: sqlite3.Connection, doc: int) -> None:
