@@ -75,7 +75,7 @@ class Indexer:
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn
         self._scopes: dict[tuple[str, str], int] = {}
-        self._postings: list[tuple[str, int, int, int, int]] = []
+        self._postings: list[tuple[int, str, int, int, int]] = []
         self._vectors: list[tuple[int, bytes]] = []
         self._stats: dict[int, list[int]] = {}
 
