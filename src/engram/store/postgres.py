@@ -43,6 +43,7 @@ from . import postgres_jobs as jobs
 from . import postgres_rows as rows
 from .base import AuditQuery, OrderBy, RecordFilter, ScoredId, WriteBatch
 from .codec import namespace_from_key, namespace_key, namespace_range
+from .governance_sql import POSTGRES_TABLES as GOVERNANCE_TABLES
 from .postgres_migrations import ALL_TENANTS, TENANT_SETTING, migrate
 from .postgres_writes import apply_batch
 from .sql import (
@@ -290,6 +291,22 @@ class PostgresStore:
                 except (psycopg.Error, PoolTimeout) as exc:
                     raise _translate(exc) from exc
             self._indexes.pop((model, dim), None)
+
+    def vacuum(self, *, full: bool = False) -> None:
+        """Reclaim the dead row versions that updates and purges leave in the tables.
+        ``full=True`` rewrites every table and index (an exclusive lock while it runs), so
+        no byte of a purged record stays in the live files; a plain VACUUM only marks the
+        space reusable. Needs the schema owner (or a superuser). The WAL keeps the old rows
+        until checkpoints recycle it, archives and backups for their retention."""
+        tables = ("memories", "memory_versions", "audit_log", "scope_lexicon", "scope_state", "jobs",
+                  *GOVERNANCE_TABLES)
+        option = "(FULL) " if full else ""
+        try:
+            with self._pool.connection() as conn:  # autocommit: VACUUM cannot run in a transaction
+                for table in tables:
+                    conn.execute(f"VACUUM {option}{self._s}.{table}")
+        except (psycopg.Error, PoolTimeout) as exc:
+            raise _translate(exc) from exc
 
     # -- reads -------------------------------------------------------------------------------
 
