@@ -108,14 +108,6 @@ class Indexer:
         self._postings, self._vectors, self._stats = [], [], {}
 
 
-def index(conn: sqlite3.Connection, doc: int, tenant: str, namespace: str, terms: str,
-          embedding: bytes | None = None) -> None:
-    """Add one record's postings (and vector) and count it in its scope's statistics."""
-    indexer = Indexer(conn)
-    indexer.add(doc, tenant, namespace, terms, embedding)
-    indexer.flush()
-
-
 def unindex(conn: sqlite3.Connection, doc: int) -> None:
     """Remove the postings and vector of the record stored at ``doc`` (before it changes or goes)."""
     row = conn.execute("SELECT tenant, namespace, terms FROM memories WHERE rowid = ?", (doc,)).fetchone()
@@ -195,9 +187,13 @@ def migrate(conn: sqlite3.Connection) -> None:
     conn.execute("UPDATE memories SET terms = coalesce((SELECT terms FROM temp.fts_terms WHERE doc = memories.rowid), "
                  "'')")
     conn.execute("DROP TABLE temp.fts_terms")
-    rows = conn.execute("SELECT rowid, tenant, namespace, terms FROM memories ORDER BY tenant, namespace").fetchall()
-    for doc, tenant, namespace, terms in rows:
-        index(conn, doc, tenant, namespace, terms)
+    indexer = Indexer(conn)
+    rows = conn.execute("SELECT rowid, tenant, namespace, terms FROM memories ORDER BY tenant, namespace")
+    for count, (doc, tenant, namespace, terms) in enumerate(rows.fetchall(), start=1):
+        indexer.add(doc, tenant, namespace, terms)
+        if count % 5000 == 0:
+            indexer.flush()
+    indexer.flush()
     conn.execute(f"INSERT INTO memory_vectors (key, embedding) SELECT (s.id << {_DOC_BITS}) | m.rowid, m.embedding "
                  "FROM memories m JOIN scopes s ON s.tenant = m.tenant AND s.namespace = m.namespace "
                  "WHERE m.embedding IS NOT NULL ORDER BY s.id, m.rowid")
