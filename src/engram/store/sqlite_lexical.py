@@ -183,10 +183,9 @@ def migrate(conn: sqlite3.Connection) -> None:
     per-scope table, then drop the FTS5 table."""
     for statement in filter(str.strip, SCHEMA.split(";")):
         conn.execute(statement)
-    conn.execute("CREATE TEMP TABLE IF NOT EXISTS fts_terms AS SELECT rowid AS doc, terms FROM memory_fts")
-    conn.execute("UPDATE memories SET terms = coalesce((SELECT terms FROM temp.fts_terms WHERE doc = memories.rowid), "
-                 "'')")
-    conn.execute("DROP TABLE temp.fts_terms")
+    # the FTS5 table's own rowid lookup: one seek per record
+    conn.execute("UPDATE memories SET terms = "
+                 "coalesce((SELECT f.terms FROM memory_fts f WHERE f.rowid = memories.rowid), '')")
     indexer = Indexer(conn)
     rows = conn.execute("SELECT rowid, tenant, namespace, terms FROM memories ORDER BY tenant, namespace")
     for count, (doc, tenant, namespace, terms) in enumerate(rows.fetchall(), start=1):
