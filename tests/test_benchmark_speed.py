@@ -94,3 +94,21 @@ def test_cli_bench_writes_json(tmp_path):
     assert result.exit_code == 0, result.output
     data = json.loads(out.read_text())
     assert data["runs"][0]["systems"]["engram"]["status"] == "ok"
+
+
+def test_many_users_workload_times_cold_scopes_beside_the_numpy_floor():
+    long = corpus.long_facts(2, 200, seed=1)
+    assert len({fact.text for fact in long}) == 200 and all(fact.text.isascii() for fact in long)
+    assert 80 <= sum(len(fact.text) for fact in long) / len(long) <= 120
+    config = SpeedConfig(sizes=(60,), per_user=20, batch=10, queries=8, systems=("engram", "numpy-exact"),
+                         embedder="fake-hash", workload=corpus.MANY_USERS)
+    results = run_speed(config)
+    (run,) = results["runs"]
+    for name in ("engram", "numpy-exact"):
+        system = run["systems"][name]
+        assert system["status"] == "ok", system
+        assert system["search"]["count"] == 8
+        # no warm-up: the first query of each user asked is timed apart as cold
+        users_asked = {q.user for q in corpus.workload_queries(corpus.MANY_USERS, 3, 20, 8, seed=0)}
+        assert system["cold_search"]["count"] == len(users_asked)
+    assert "cold p50 / p95 ms" in speed_markdown(results)

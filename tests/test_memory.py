@@ -80,7 +80,7 @@ def test_purge_removes_record_and_versions_and_audits_without_content(memory, al
     purge_events = memory.audit(alice, record_id=record.id, operation=Operation.PURGE)
     assert len(purge_events) == 1
     assert "Secret" not in str(purge_events[0].detail)
-    raw = memory.store.execute_raw("SELECT count(*) FROM memory_fts WHERE memory_fts MATCH 'secret'")
+    raw = memory.store.execute_raw("SELECT count(*) FROM lexical_postings WHERE term = 'secret'")
     assert raw == [(0,)]
 
 

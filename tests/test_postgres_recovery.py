@@ -59,12 +59,12 @@ def test_reads_and_writes_survive_killed_idle_connections(server, memory):
 
 
 def test_a_write_cut_mid_transaction_is_typed_and_leaves_nothing(server, memory):
-    memory.remember("first", ALICE)  # creates the tenant's statistics row
+    memory.remember("first", ALICE)  # creates the scope's statistics row
     before = memory.stats("acme")
     schema = memory.store.schema
     blocker = server.connect()
     blocker.execute("BEGIN")
-    blocker.execute(f'SELECT * FROM "{schema}".tenant_state WHERE tenant_id = %s FOR UPDATE', ("acme",))
+    blocker.execute(f'SELECT * FROM "{schema}".scope_state WHERE tenant_id = %s FOR UPDATE', ("acme",))
     outcome: dict[str, BaseException | None] = {}
 
     def write():

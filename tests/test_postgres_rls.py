@@ -16,8 +16,8 @@ try:
 except ImportError:  # tests/ collected as a package
     from tests.conformance import pgtools
 
-TABLES = ("memories", "memory_versions", "audit_log", "lexicon", "tenant_state", "jobs", "pending_changes", "recalls",
-          "write_samples", "threads", "turns", "consolidation_state")
+TABLES = ("memories", "memory_versions", "audit_log", "scope_lexicon", "scope_state", "jobs", "pending_changes",
+          "recalls", "write_samples", "threads", "turns", "consolidation_state")
 
 
 @pytest.fixture(scope="module")
@@ -81,7 +81,8 @@ def test_writes_to_another_tenant_are_refused_or_touch_nothing(setup):
                              tenant="acme") == []
     with pytest.raises(StorageError, match="row-level security"):
         store.execute_raw(
-            f"INSERT INTO {schema}.lexicon (tenant_id, term, df) VALUES ('globex', 'injected', 1)", tenant="acme")
+            f"INSERT INTO {schema}.scope_lexicon (tenant_id, term, namespace, df) VALUES ('globex', 'injected', '', 1)",
+            tenant="acme")
     globex = Scope("globex", ("users", "alice"))
     assert [r.content for r in memory.list(globex).items] == ["globex secret v2"]
 
@@ -111,3 +112,15 @@ def test_a_superuser_store_reports_that_rls_does_not_bind_it(server):
     with Memory.open(server.url_for(schema=schema), embedder=FakeHashEmbedder()) as memory:
         assert memory.store.stats().extra["row_level_security_enforced"] is False
     server.drop_schema(schema)
+
+
+def test_a_bulk_write_goes_through_copy_under_row_level_security(setup):
+    """COPY cannot write a table under RLS: batches of 50+ are copied into a temporary
+    table and inserted from there, where the tenant policy still applies."""
+    memory, schema, _, _ = setup
+    acme = Scope("acme", ("users", "bulk"))
+    records = memory.remember_many([f"bulk memory {i}" for i in range(80)], acme)
+    assert [memory.get(r.id, acme).content for r in records[:3]] == ["bulk memory 0", "bulk memory 1", "bulk memory 2"]
+    assert memory.store.execute_raw(f"SELECT count(*) FROM {schema}.memories WHERE namespace LIKE 'users%%bulk%%'",
+                                    tenant="globex") == [(0,)]
+    assert memory.search("bulk memory 42", acme, k=1)[0].record.id == records[42].id

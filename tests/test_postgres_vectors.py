@@ -148,3 +148,26 @@ def test_hnsw_off_keeps_every_search_exact(server, schema):
     indexes = server.sql("SELECT indexname FROM pg_indexes WHERE schemaname = %s AND indexname LIKE 'memories_hnsw%%'",
                          (schema,))
     assert indexes == []
+
+
+def test_bulk_load_copies_rows_and_builds_the_hnsw_index_once_after(server, schema):
+    scope = Scope("acme", ("users", "ana"))
+    embedder = FakeHashEmbedder(dim=64, name="fake-bulk")
+    with Memory(PostgresStore(server.url_for(schema=schema)), embedder=embedder) as memory:
+        store = memory.store
+
+        def indexed() -> bool:
+            names = {row[0] for row in server.sql("SELECT indexname FROM pg_indexes WHERE schemaname = %s", (schema,))}
+            return pg_vector_index_name("fake-bulk", 64) in names
+
+        memory.remember("before the load", scope)  # the first write creates the model's index
+        assert indexed()
+        with store.bulk_load("fake-bulk", 64):
+            assert not indexed()
+            texts = [f"bulk note {i} with 'quotes', a \\ and a\ttab" for i in range(120)]
+            records = memory.remember_many(texts, scope)  # over 50 inserts: COPY
+            assert not indexed()
+        assert indexed()
+        assert [memory.get(r.id, scope).content for r in records] == texts
+        assert memory.search("bulk note 7", scope, k=1, retriever="bm25")[0].record.id == records[7].id
+        assert memory.search("bulk note 3", scope, k=1, retriever="vector")[0].record.id == records[3].id

@@ -19,6 +19,8 @@ PINNED = {
     "ConsolidationReport", "ExcerptTurn", "Schedule", "Thread", "ThreadExcerpt", "Turn",
     # the store's tokenizer (issue 10, item 5)
     "StaleTermsError",
+    # typed storage errors (issue 11)
+    "ReadOnlyStoreError", "StorageFullError",
 }
 
 

@@ -38,8 +38,10 @@ from .errors import (
     PendingApprovalError,
     PermissionDeniedError,
     PIIForbiddenError,
+    ReadOnlyStoreError,
     StaleTermsError,
     StorageError,
+    StorageFullError,
     ValidationError,
 )
 from .governance.keys import KeyStatus, Revealed, Rotation
@@ -129,6 +131,7 @@ __all__ = [
     "Policy",
     "Provenance",
     "QualityReport",
+    "ReadOnlyStoreError",
     "Recall",
     "RecallEvent",
     "RecallTrace",
@@ -145,6 +148,7 @@ __all__ = [
     "Stats",
     "Status",
     "StorageError",
+    "StorageFullError",
     "SystemClock",
     "Thread",
     "ThreadExcerpt",

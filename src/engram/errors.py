@@ -14,6 +14,8 @@
     ├── StorageError               the database failed (driver errors are translated once)
     │   ├── NotAnEngramDatabaseError
     │   ├── MigrationError
+    │   ├── StorageFullError       the disk (or the database's size limit) is full; nothing written
+    │   ├── ReadOnlyStoreError     the database was opened read-only (file not writable); reads work
     │   └── ConnectionLostError    the server went away; nothing half-written
     ├── EmbeddingError             the embedder failed or returned the wrong shape
     ├── LLMError                   the model provider failed
@@ -101,6 +103,14 @@ class NotAnEngramDatabaseError(StorageError):
 
 class MigrationError(StorageError):
     pass
+
+
+class StorageFullError(StorageError):
+    """The disk or the database's size limit is full: the write was rolled back whole."""
+
+
+class ReadOnlyStoreError(StorageError):
+    """The database is open read-only (its file is not writable): reads work, writes are refused."""
 
 
 class ConnectionLostError(StorageError):

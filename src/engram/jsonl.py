@@ -123,7 +123,12 @@ def import_changes(
 
 def open_text(source: str | Path | IO[str]) -> IO[str]:
     if isinstance(source, (str, Path)):
-        return open(source, encoding="utf-8")
+        try:
+            return open(source, encoding="utf-8")
+        except FileNotFoundError:
+            raise InvalidValueError(f"no such file to import: {source}") from None
+        except OSError as exc:
+            raise InvalidValueError(f"cannot read {source}: {exc.strerror or exc}") from None
     return source if not isinstance(source, io.BufferedIOBase) else io.TextIOWrapper(source, encoding="utf-8")
 
 
@@ -138,7 +143,11 @@ def export_to(store: Store, scope: Scope, dest: str | Path | IO[str], now: datet
     """Write the export to a path or an open text stream; returns the number of records."""
     lines = export_lines(store, scope, now.isoformat())
     if isinstance(dest, (str, Path)):
-        with open(dest, "w", encoding="utf-8") as handle:
+        try:
+            handle = open(dest, "w", encoding="utf-8")  # noqa: SIM115 - closed by the with below
+        except OSError as exc:
+            raise InvalidValueError(f"cannot write the export to {dest}: {exc.strerror or exc}") from None
+        with handle:
             return _write_lines(handle, lines)
     return _write_lines(dest, lines)
 

@@ -97,3 +97,43 @@ def test_both_backends_rank_alike(make_backend, clock):
         post_hits = pg_mem.search(query, scope, k=5)
         assert [rename[h.record.id] for h in lite_hits] == [h.record.id for h in post_hits], query
         assert [h.score for h in lite_hits] == pytest.approx([h.score for h in post_hits], abs=1e-5)
+
+
+def _ranking(memory, scope, query):
+    where = RecordFilter(namespace=scope.namespace)
+    lexical = [(h.id, round(h.score, 9)) for h in memory.store.lexical(scope.tenant, where, query_terms(query), 20)]
+    hybrid = [(h.record.id, round(h.score, 9)) for h in memory.search(query, scope, k=10)]
+    return lexical, hybrid
+
+
+def test_another_tenants_data_never_moves_a_tenants_scores(memory):
+    """Issue 11: with one index for all tenants, each document tenant B stored with a
+    word moved tenant A's BM25 score for it, so A could learn what B stored. Scores and
+    order in A stay the same whatever B (or another user of A's tenant) writes."""
+    ana = Scope("acme", ("users", "ana"))
+    memory.remember_many(["Ana met Zofia at the harbour", "Ana's sister lives in Porto",
+                          "Zofia recommended a book about harbours", "Weekly groceries: bread and milk"], ana)
+    before = {q: _ranking(memory, ana, q) for q in ("zofia", "harbour sister", "bread porto zofia")}
+    assert before["zofia"][0]  # the query matches in A
+    intruder = Scope("globex", ("users", "ana"))  # same namespace, other tenant
+    for i in range(40):
+        memory.remember(f"zofia zofia harbour note {i}", intruder)
+    memory.remember_many([f"zofia at the harbour with her sister {i}" for i in range(20)],
+                         Scope("acme", ("users", "bob")))  # another user of the same tenant
+    after = {q: _ranking(memory, ana, q) for q in before}
+    assert after == before
+
+
+def test_a_scope_and_its_descendants_use_their_own_statistics(memory):
+    """A query over a prefix scores with the statistics of every scope below it, and
+    only those: documents elsewhere in the tenant do not count."""
+    team = Scope("acme", ("teams", "red"))
+    memory.remember_many(["red team plans the launch", "launch checklist reviewed"], team.child("alice"))
+    memory.remember_many(["launch party on friday"], team.child("bob"))
+    where = RecordFilter(namespace=team.namespace, descendants=True)
+    before = [(h.id, round(h.score, 9)) for h in memory.store.lexical("acme", where, ["launch"], 10)]
+    assert len(before) == 3
+    memory.remember_many([f"launch {i}" for i in range(30)], Scope("acme", ("teams", "blue")))
+    assert [(h.id, round(h.score, 9)) for h in memory.store.lexical("acme", where, ["launch"], 10)] == before
+    memory.remember("another launch note", team.child("carol"))
+    assert len(memory.store.lexical("acme", where, ["launch"], 10)) == 4

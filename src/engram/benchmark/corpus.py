@@ -144,3 +144,53 @@ def batches(user: int, per_user: int, batch: int, *, seed: int = 0) -> Iterator[
     texts = [fact.text for fact in user_facts(user, per_user, seed=seed)]
     for start in range(0, len(texts), batch):
         yield texts[start : start + batch]
+
+
+# -- the many-users workload (issue 16): English memories of about 94 characters --------------
+
+SHORT_FACTS = "short-facts"
+MANY_USERS = "many-users"
+WORKLOADS = (SHORT_FACTS, MANY_USERS)
+
+
+def long_facts(user: int, count: int, *, seed: int = 0) -> list[Fact]:
+    """``count`` English facts of one user, each two templated facts about the same
+    person in one memory (about 94 characters, like the notes an assistant keeps);
+    the question asks about the first half."""
+    rnd = random.Random(f"engram-bench-long/{seed}/{user}")
+    facts: list[Fact] = []
+    seen: set[str] = set()
+    while len(facts) < count:
+        slots = _slots(rnd)
+        (first, question), (second, _) = rnd.sample(EN_TEMPLATES, 2)
+        text = f"{first.format(**slots)} {second.format(**slots)}"
+        if text not in seen:
+            seen.add(text)
+            facts.append(Fact(user_id(user), len(facts), text, question.format(**slots)))
+    return facts
+
+
+def workload_facts(workload: str, user: int, count: int, *, seed: int = 0) -> list[Fact]:
+    if workload == MANY_USERS:
+        return long_facts(user, count, seed=seed)
+    return user_facts(user, count, seed=seed)
+
+
+def workload_queries(workload: str, users: int, per_user: int, count: int, *, seed: int = 0) -> list[Query]:
+    """Questions spread over the users (each about one stored fact), in a seeded order."""
+    rnd = random.Random(f"engram-bench-queries/{workload}/{seed}/{users}/{count}")
+    facts: dict[int, list[Fact]] = {}
+    out = []
+    for _ in range(count):
+        user = rnd.randrange(users)
+        if user not in facts:
+            facts[user] = workload_facts(workload, user, per_user, seed=seed)
+        fact = facts[user][rnd.randrange(per_user)]
+        out.append(Query(fact.user, fact.question, fact.text))
+    return out
+
+
+def workload_batches(workload: str, user: int, per_user: int, batch: int, *, seed: int = 0) -> Iterator[list[str]]:
+    texts = [fact.text for fact in workload_facts(workload, user, per_user, seed=seed)]
+    for start in range(0, len(texts), batch):
+        yield texts[start : start + batch]

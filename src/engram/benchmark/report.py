@@ -8,11 +8,17 @@ from typing import Any
 
 from rich.table import Table
 
-from .speed import TARGETS, ratios
+from .speed import MANY_USERS_TARGETS, TARGETS, ratios
 from .systems import ENGRAM
 
 SPEED_COLUMNS = ("system", "writes/s", "search p50 ms", "p95 ms", "p99 ms", "hit@k", "p50 × engram",
                  "RSS MB / 100k", "disk MB / 100k")
+COLD_COLUMN = "cold p50 / p95 ms"  # the many-users workload: each user's first query
+
+
+def speed_columns(run: dict[str, Any]) -> tuple[str, ...]:
+    cold = any("cold_search" in result for result in run["systems"].values())
+    return (*SPEED_COLUMNS[:5], COLD_COLUMN, *SPEED_COLUMNS[5:]) if cold else SPEED_COLUMNS
 
 
 def _num(value: float | None, digits: int = 1) -> str:
@@ -23,10 +29,11 @@ def _num(value: float | None, digits: int = 1) -> str:
 
 def speed_rows(run: dict[str, Any]) -> list[list[str]]:
     ratio = ratios(run)
+    columns = speed_columns(run)
     rows = []
     for name, result in run["systems"].items():
         if result["status"] != "ok":
-            rows.append([name, f"{result['status']}: {result.get('reason', '')}"] + [""] * (len(SPEED_COLUMNS) - 2))
+            rows.append([name, f"{result['status']}: {result.get('reason', '')}"] + [""] * (len(columns) - 2))
             continue
         search = result.get("search", {})
         write = result.get("write", {})
@@ -36,6 +43,7 @@ def speed_rows(run: dict[str, Any]) -> list[list[str]]:
             _num(search.get("p50_ms")),
             _num(search.get("p95_ms")),
             _num(search.get("p99_ms")),
+            *([_cold(result)] if COLD_COLUMN in columns else []),
             _num(search.get("hit_at_k"), 2),
             "1.00" if name == ENGRAM else _num(ratio.get(name, {}).get("search_p50"), 2),
             _num(result.get("rss_mb_per_100k"), 0),
@@ -44,9 +52,14 @@ def speed_rows(run: dict[str, Any]) -> list[list[str]]:
     return rows
 
 
+def _cold(result: dict[str, Any]) -> str:
+    cold = result.get("cold_search")
+    return f"{_num(cold['p50_ms'])} / {_num(cold['p95_ms'])}" if cold else "–"
+
+
 def speed_table(run: dict[str, Any]) -> Table:
     table = Table(title=f"{run['size']:,} memories ({run['users']} users × {run['per_user']:,})")
-    for column in SPEED_COLUMNS:
+    for column in speed_columns(run):
         table.add_column(column, justify="left" if column == "system" else "right")
     for row in speed_rows(run):
         table.add_row(*row)
@@ -56,6 +69,15 @@ def speed_table(run: dict[str, Any]) -> Table:
 def verdict_lines(results: dict[str, Any]) -> list[str]:
     verdict = results.get("verdict", {})
     lines = []
+    many = verdict.get("many_users")
+    if many:
+        lines.append(
+            f"many-users at {TARGETS['size']:,} (issue 16: p50 ≤ {MANY_USERS_TARGETS['search_p50_ms']:g} ms, "
+            f"p95 ≤ {MANY_USERS_TARGETS['search_p95_ms']:g} ms, cold p95 ≤ {MANY_USERS_TARGETS['cold_p95_ms']:g} ms, "
+            f"≥ {MANY_USERS_TARGETS['speedup_vs_sqlitestore']:g}× SqliteStore at p50 and p95): "
+            + ", ".join(f"{key} {value:.2f}" if isinstance(value, float) else f"{key} {value}"
+                        for key, value in many.items())
+        )
     if "search_met" in verdict:
         lines.append(
             f"search on {TARGETS['size']:,} (target p50 ≤ {TARGETS['search_p50_ms']:g} ms, p95 ≤ "
@@ -83,7 +105,7 @@ def speed_markdown(results: dict[str, Any]) -> str:
     for run in results["runs"]:
         parts.append(f"**{run['size']:,} memories** ({run['users']} users × {run['per_user']:,}, "
                      f"{results['config']['queries']} user-scoped queries, k={results['config']['k']})\n")
-        parts.append(_markdown_table(SPEED_COLUMNS, speed_rows(run)))
+        parts.append(_markdown_table(speed_columns(run), speed_rows(run)))
         parts.append("")
     lines = verdict_lines(results)
     if lines:

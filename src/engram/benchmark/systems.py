@@ -22,7 +22,8 @@ ENGRAM = "engram"
 LANGGRAPH_MEMORY = "langgraph-memory"
 LANGGRAPH_SQLITE = "langgraph-sqlite"
 MEM0 = "mem0"
-ALL_SYSTEMS = (ENGRAM, LANGGRAPH_MEMORY, LANGGRAPH_SQLITE, MEM0)
+NUMPY_EXACT = "numpy-exact"
+ALL_SYSTEMS = (ENGRAM, LANGGRAPH_MEMORY, LANGGRAPH_SQLITE, MEM0, NUMPY_EXACT)
 
 
 class PeerUnavailable(RuntimeError):
@@ -215,7 +216,47 @@ class Mem0System:
             client.close()
 
 
+class NumpyExactSystem:
+    """The floor: each user's vectors in one in-memory matrix, searched exactly (query
+    embedding included). No persistence, no lexical search, no filters: what any
+    store's search costs at least with this embedder."""
+
+    name = NUMPY_EXACT
+
+    def __init__(self, workdir: Path, embedder: Embedder) -> None:
+        import numpy as np
+
+        self._np = np
+        self.embedder = embedder
+        self.users: dict[str, tuple[list[str], list]] = {}
+        self.matrices: dict[str, object] = {}
+
+    def write(self, user: str, texts: Sequence[str]) -> None:
+        vectors = self.embedder.embed(list(texts), role="passage")
+        stored_texts, parts = self.users.setdefault(user, ([], []))
+        stored_texts.extend(texts)
+        parts.append(vectors)
+        self.matrices.pop(user, None)
+
+    def search(self, user: str, query: str, k: int) -> list[str]:
+        np = self._np
+        texts, parts = self.users.get(user, ([], []))
+        if not texts:
+            return []
+        matrix = self.matrices.get(user)
+        if matrix is None:
+            matrix = self.matrices[user] = np.vstack(parts)
+        scores = matrix @ self.embedder.embed([query], role="query")[0]
+        take = min(k, len(texts))
+        top = np.argpartition(-scores, take - 1)[:take]
+        return [texts[i] for i in top[np.argsort(-scores[top])]]
+
+    def close(self) -> None:
+        pass
+
+
 FACTORIES: dict[str, Callable[[Path, Embedder], System]] = {
+    NUMPY_EXACT: NumpyExactSystem,
     ENGRAM: EngramSystem,
     LANGGRAPH_MEMORY: LangGraphMemorySystem,
     LANGGRAPH_SQLITE: LangGraphSqliteSystem,

@@ -80,8 +80,14 @@ def _write_json(path: Path, data: dict[str, Any]) -> None:
 
 def bench(
     sizes: Annotated[str, typer.Option(help="Corpus sizes, comma-separated (10k, 100k, 1M)")] = "10k,100k",
-    systems: Annotated[str, typer.Option(help="engram, langgraph-memory, langgraph-sqlite, mem0 (comma-separated)")]
+    systems: Annotated[str, typer.Option(
+        help="engram, langgraph-memory, langgraph-sqlite, mem0, numpy-exact (comma-separated; numpy-exact is the "
+             "floor: each user's vectors in memory, searched exactly)")]
     = "engram,langgraph-memory,langgraph-sqlite,mem0",
+    workload: Annotated[str, typer.Option(
+        help="short-facts (bilingual ~40-character facts, scopes warmed before timing) or many-users (English "
+             "~100-character memories, queries spread over all users with no warm-up: cold scopes included)")]
+    = "short-facts",
     queries: Annotated[int, typer.Option(help="Timed user-scoped queries per size")] = 300,
     k: int = 10,
     batch: Annotated[int, typer.Option(help="Memories per write call")] = 100,
@@ -114,10 +120,13 @@ def bench(
     if concurrency:
         _concurrency(writers, readers, seconds, write_batch, users, embedder, threads, db, seed, out)
         return
+    from ..benchmark.corpus import WORKLOADS
     from ..benchmark.report import speed_table, verdict_lines
     from ..benchmark.speed import SpeedConfig, run_speed
     from ..benchmark.systems import ALL_SYSTEMS
 
+    if workload not in WORKLOADS:
+        raise typer.BadParameter(f"unknown workload {workload!r}; choose from {', '.join(WORKLOADS)}")
     chosen = tuple(name.strip() for name in systems.split(",") if name.strip())
     unknown = [name for name in chosen if name not in ALL_SYSTEMS]
     if unknown:
@@ -125,7 +134,7 @@ def bench(
     config = SpeedConfig(
         sizes=tuple(parse_size(part) for part in sizes.split(",")), per_user=per_user, batch=batch,
         queries=queries, k=k, systems=chosen, embedder=embedder, workdir=str(workdir) if workdir else None,
-        keep=keep, seed=seed, max_load_seconds=max_load_seconds, blas_threads=threads,
+        keep=keep, seed=seed, max_load_seconds=max_load_seconds, blas_threads=threads, workload=workload,
     )
     try:
         for size in config.sizes:

@@ -3,7 +3,6 @@ version snapshots and JSONL export."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 from datetime import UTC, datetime
 from typing import Any, overload
@@ -42,18 +41,6 @@ def namespace_range(namespace: tuple[str, ...]) -> tuple[str, str] | None:
     if not key:
         return None
     return key, key[:-1] + chr(ord(SEPARATOR) + 1)
-
-
-def scope_token(tenant: str, namespace: tuple[str, ...], *, exact: bool) -> str:
-    """An opaque ASCII token naming a scope, so lexical indexes can filter by it."""
-    digest = hashlib.blake2b(f"{tenant}{SEPARATOR}{namespace_key(namespace)}".encode(), digest_size=8).hexdigest()
-    return ("sx" if exact else "sp") + digest
-
-
-def scope_tokens(tenant: str, namespace: tuple[str, ...]) -> str:
-    """The exact token of the record's namespace and a prefix token per ancestor."""
-    prefixes = [scope_token(tenant, namespace[:depth], exact=False) for depth in range(len(namespace) + 1)]
-    return " ".join([scope_token(tenant, namespace, exact=True), *prefixes])
 
 
 def to_epoch(moment: datetime | None) -> float | None:

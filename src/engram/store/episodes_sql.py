@@ -12,6 +12,7 @@ committed late.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -21,7 +22,7 @@ import numpy as np
 
 from ..episodes.values import EpisodeWrites, Thread, ThreadQuery, Turn, TurnDraft, TurnQuery
 from ..errors import ConflictError
-from .codec import dumps, namespace_from_key, namespace_key, namespace_range, scope_tokens
+from .codec import SEPARATOR, dumps, namespace_from_key, namespace_key, namespace_range
 from .sql import Dialect, _check_stored
 
 TURN_COLUMNS = ("seq", "namespace", "thread_id", "role", "name", "content", "message_id", "at", "metadata", "terms")
@@ -266,6 +267,8 @@ def _purge_scope(conn: Any, t: Tables, tenant: str, namespace: tuple[str, ...]) 
                      (tenant, *params))
     for table in (t.turns, t.threads, t.state):
         conn.execute(f"DELETE FROM {table} WHERE {t.tenant} = {t.p}{where}", (tenant, *params))
+    if t.sqlite:  # FTS5 keeps deleted terms in its segments until they are merged (right to be forgotten)
+        conn.execute("INSERT INTO turn_fts (turn_fts) VALUES ('optimize')")
 
 
 def _drop_before(conn: Any, t: Tables, tenant: str, cutoff: datetime) -> None:
@@ -374,9 +377,6 @@ class EpisodeReads:
         cols = ", ".join(f"u.{c}" for c in TURN_COLUMNS)
         where, params = _subtree(t, namespace, descendants, "u.")
         if t.sqlite:
-            from .codec import scope_token
-            from .sql import fts_match
-
             match = fts_match(list(terms), scope_token(tenant, namespace, exact=not descendants))
             sql = (f"SELECT {cols} FROM turn_fts JOIN turns u ON u.rowid = turn_fts.rowid "
                    f"WHERE turn_fts MATCH ? AND u.tenant = ?{where} ORDER BY bm25(turn_fts) LIMIT ?")
@@ -419,3 +419,24 @@ class EpisodeReads:
         rows = self._episode_rows(tenant, f"SELECT DISTINCT namespace FROM {t.turns} WHERE {t.tenant} = {t.p} "
                                   "ORDER BY namespace", [tenant])
         return [namespace_from_key(row[0]) for row in rows]
+
+
+# -- SQLite turn index: scope tokens inside the FTS5 rows, so a MATCH stays in its scope ----
+
+
+def scope_token(tenant: str, namespace: tuple[str, ...], *, exact: bool) -> str:
+    """An opaque ASCII token naming a scope (exact, or a prefix of namespaces below it)."""
+    digest = hashlib.blake2b(f"{tenant}{SEPARATOR}{namespace_key(namespace)}".encode(), digest_size=8).hexdigest()
+    return ("sx" if exact else "sp") + digest
+
+
+def scope_tokens(tenant: str, namespace: tuple[str, ...]) -> str:
+    """The exact token of the turn's namespace and a prefix token per ancestor."""
+    prefixes = [scope_token(tenant, namespace[:depth], exact=False) for depth in range(len(namespace) + 1)]
+    return " ".join([scope_token(tenant, namespace, exact=True), *prefixes])
+
+
+def fts_match(terms: list[str], scope: str) -> str:
+    """An FTS5 MATCH expression: the scope token AND any of the quoted terms."""
+    quoted = " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
+    return f'scope : "{scope}" AND terms : ({quoted})'

@@ -5,7 +5,8 @@
   from a query that forgets its tenant condition (when the role is not a
   superuser and has no BYPASSRLS; the store still adds the condition itself).
 - Lexical search ranks with FTS5's BM25 over the terms the SQLite backend
-  indexes, with the tenant's document frequencies kept in a lexicon table.
+  indexes, with document frequencies kept per scope (tenant, namespace) so
+  ranking in one scope never depends on another's data.
 - Vectors live in pgvector; each embedding model gets a partial HNSW index, and a
   scope small enough (``exact_threshold``) is searched exactly, so filtering by
   scope never loses recall.
@@ -43,6 +44,8 @@ from . import postgres_jobs as jobs
 from . import postgres_rows as rows
 from .base import AuditQuery, OrderBy, RecordFilter, ScoredId, WriteBatch
 from .codec import namespace_from_key, namespace_key, namespace_range
+from .episodes_sql import POSTGRES_TABLES as EPISODE_TABLES
+from .governance_sql import POSTGRES_TABLES as GOVERNANCE_TABLES
 from .postgres_migrations import ALL_TENANTS, TENANT_SETTING, migrate
 from .postgres_writes import apply_batch
 from .sql import (
@@ -62,6 +65,7 @@ log = logging.getLogger("engram.postgres")
 
 _SCHEMA_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 _HNSW_MAX_DIM = 2000  # pgvector's limit for indexing the vector type
+_BUILD_MEMORY = "256MB"  # maintenance_work_mem for building an HNSW index after a bulk load
 _LOST_STATES = ("57P01", "57P02", "57P03")  # admin / crash shutdown, cannot connect now
 _RETRIABLE = (pg_errors.SerializationFailure, pg_errors.DeadlockDetected)
 
@@ -261,6 +265,52 @@ class PostgresStore(episodes.EpisodeReads):
             raise _translate(exc) from exc
         self._indexes.pop((model, dim), None)
 
+    @contextmanager
+    def bulk_load(self, model: str, dim: int) -> Iterator[None]:
+        """Load many records without per-row HNSW upkeep (the cost that caps steady writes
+        at a few hundred per second): the model's HNSW index is dropped for the load and
+        built once afterwards, which is several times faster than growing the graph row by
+        row. Meanwhile vector searches of that model are exact (slower on large scopes,
+        never wrong). Batches of 50 records or more go through COPY either way."""
+        index = f"{self._s}.{pg_vector_index_name(model, dim)}"
+        try:
+            with self._pool.connection() as conn:
+                conn.execute(f"DROP INDEX IF EXISTS {index}")
+        except (psycopg.Error, PoolTimeout) as exc:
+            raise _translate(exc) from exc
+        self._indexes[(model, dim)] = (False, time.monotonic())
+        building = self.hnsw
+        self.hnsw = False  # no index creation by the load's first write
+        try:
+            yield
+        finally:
+            self.hnsw = building
+            if building and dim <= _HNSW_MAX_DIM:
+                try:
+                    with self._pool.connection() as conn:
+                        conn.execute(f"SET maintenance_work_mem = '{_BUILD_MEMORY}'")
+                        conn.execute(pg_create_vector_index(self._s, model, dim, *self._hnsw))
+                        conn.execute("RESET maintenance_work_mem")
+                except (psycopg.Error, PoolTimeout) as exc:
+                    raise _translate(exc) from exc
+            self._indexes.pop((model, dim), None)
+
+    def vacuum(self, *, full: bool = False) -> None:
+        """Reclaim the dead row versions that updates and purges leave in the tables.
+        ``full=True`` rewrites every table and index (an exclusive lock while it runs), so
+        no byte of a purged record stays in the live files; a plain VACUUM only marks the
+        space reusable. Needs the schema owner (or a superuser). The WAL keeps the old rows
+        until checkpoints recycle it, archives and backups for their retention."""
+        tables = ("memories", "memory_versions", "audit_log", "scope_lexicon", "scope_state", "jobs",
+                  *GOVERNANCE_TABLES, *EPISODE_TABLES)
+        option = "(FULL) " if full else ""
+        try:
+            with self._pool.connection() as conn:  # autocommit: VACUUM cannot run in a transaction
+                for table in tables:
+                    conn.execute(f"VACUUM {option}{self._s}.{table}")
+        except (psycopg.Error, PoolTimeout) as exc:
+            raise _translate(exc) from exc
+
     # -- reads -------------------------------------------------------------------------------
 
     def get(self, tenant: str, ids: Sequence[str]) -> list[MemoryRecord]:
@@ -290,20 +340,26 @@ class PostgresStore(episodes.EpisodeReads):
             return []
         clause, params = filter_clause(POSTGRES, tenant, where, alias="m")
 
+        scope, scope_params = _scope_condition(where)
+
         def work(conn: psycopg.Connection) -> list[tuple]:
-            stats = conn.execute(
-                f"SELECT s.docs, s.total_len, l.term, l.df FROM {self._s}.tenant_state s "
-                f"JOIN {self._s}.lexicon l ON l.tenant_id = s.tenant_id AND l.term = ANY(%s) WHERE s.tenant_id = %s",
-                (lexemes, tenant),
-            ).fetchall()
-            if not stats:
+            # the statistics of the scopes this query covers, and of nothing else
+            totals = conn.execute(
+                "SELECT coalesce(sum(docs), 0)::bigint, coalesce(sum(total_len), 0)::bigint "
+                f"FROM {self._s}.scope_state WHERE tenant_id = %s{scope}", (tenant, *scope_params)).fetchone()
+            docs, total_len = totals if totals is not None else (0, 0)
+            if not docs:
                 return []
-            docs, total_len = stats[0][0], stats[0][1]
-            idf = {term: rows.bm25_idf(docs, df) for _, _, term, df in stats}
+            df: dict[str, int] = dict(conn.execute(
+                f"SELECT term, sum(df)::bigint FROM {self._s}.scope_lexicon WHERE tenant_id = %s AND term = ANY(%s)"
+                f"{scope} GROUP BY term", (tenant, lexemes, *scope_params)).fetchall())
+            idf = {term: rows.bm25_idf(docs, int(count)) for term, count in df.items() if count > 0}
             found = [t for t in lexemes if t in idf]  # the query's order, as FTS5 sums phrases
+            if not found:
+                return []
             sql = pg_bm25(self._s, clause, len(found), rows.BM25_K1, rows.BM25_B)
             score_params = [value for t in found for value in (idf[t], t, t)]
-            return conn.execute(sql, [*score_params, total_len / max(docs, 1), *params,
+            return conn.execute(sql, [*score_params, total_len / docs, *params,
                                       rows.tsquery_text(found), limit]).fetchall()
 
         return [ScoredId(row[0], float(row[1])) for row in self._transaction(tenant, work, write=False)]
@@ -373,7 +429,7 @@ class PostgresStore(episodes.EpisodeReads):
         return [namespace_from_key(row[0]) for row in self._read(tenant, sql + " ORDER BY namespace", params)]
 
     def tenants(self) -> list[str]:
-        sql = f"SELECT tenant_id FROM {self._s}.tenant_state WHERE docs > 0 ORDER BY tenant_id"
+        sql = f"SELECT DISTINCT tenant_id FROM {self._s}.scope_state WHERE docs > 0 ORDER BY tenant_id"
         return [row[0] for row in self._read(None, sql)]
 
     # -- store-wide settings (no tenant: they describe the whole schema) ----------------------
@@ -493,6 +549,16 @@ class PostgresStore(episodes.EpisodeReads):
             return cur.fetchall() if cur.description else []
 
         return self._transaction(tenant, work, write=True)
+
+
+def _scope_condition(where: RecordFilter) -> tuple[str, list[str]]:
+    """The namespace condition on the statistics tables for the scopes a query covers."""
+    if not where.descendants:
+        return " AND namespace = %s", [namespace_key(where.namespace)]
+    bounds = namespace_range(where.namespace)
+    if bounds is None:
+        return "", []
+    return " AND namespace >= %s AND namespace < %s", list(bounds)
 
 
 def _rollback(conn: psycopg.Connection) -> None:

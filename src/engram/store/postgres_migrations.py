@@ -26,7 +26,7 @@ from .governance_sql import POSTGRES_TABLES as GOVERNANCE_TABLES
 TENANT_SETTING = "engram.tenant"
 # Tenant labels refuse control characters, so no tenant can be called this.
 ALL_TENANTS = "\x1fall"
-TENANT_TABLES = ("memories", "memory_versions", "audit_log", "lexicon", "tenant_state", "jobs")
+TENANT_TABLES = ("memories", "memory_versions", "audit_log", "lexicon", "tenant_state", "jobs")  # as of migration 1
 
 _CURRENT = f"current_setting('{TENANT_SETTING}', true)"
 
@@ -161,6 +161,32 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
      GOVERNANCE + "".join(_rls(table) for table in GOVERNANCE_TABLES)),
     (4, "episodes: threads, turns, consolidation watermarks",
      EPISODES + "".join(_rls(table) for table in EPISODE_TABLES)),
+    (5, "lexical statistics per scope (tenant, namespace)",
+     """
+        CREATE TABLE {schema}.scope_lexicon (
+            tenant_id text COLLATE "C" NOT NULL,
+            term text COLLATE "C" NOT NULL,
+            namespace text COLLATE "C" NOT NULL,
+            df bigint NOT NULL,
+            PRIMARY KEY (tenant_id, term, namespace)
+        );
+        CREATE TABLE {schema}.scope_state (
+            tenant_id text COLLATE "C" NOT NULL,
+            namespace text COLLATE "C" NOT NULL,
+            docs bigint NOT NULL,
+            total_len bigint NOT NULL,
+            PRIMARY KEY (tenant_id, namespace)
+        );
+        SELECT set_config('engram.tenant', chr(31) || 'all', true);
+        INSERT INTO {schema}.scope_lexicon (tenant_id, term, namespace, df)
+            SELECT m.tenant_id, t.term, m.namespace, count(*) FROM {schema}.memories m,
+                LATERAL jsonb_object_keys(m.tf) AS t (term) GROUP BY 1, 2, 3;
+        INSERT INTO {schema}.scope_state (tenant_id, namespace, docs, total_len)
+            SELECT tenant_id, namespace, count(*), sum(doc_len) FROM {schema}.memories GROUP BY 1, 2;
+        SELECT set_config('engram.tenant', '', true);
+        DROP TABLE {schema}.lexicon;
+        DROP TABLE {schema}.tenant_state;
+     """ + _rls("scope_lexicon") + _rls("scope_state")),
     # Store-wide settings describing the stored index (the tokenizer of the lexical
     # terms); no tenant column and no row-level security: they are the schema's.
     (6, "store-wide settings", "CREATE TABLE {schema}.engram_meta (key text PRIMARY KEY, value text NOT NULL);"),

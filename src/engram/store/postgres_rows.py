@@ -5,7 +5,6 @@ term frequencies as jsonb (for BM25), so scoring reads only the query's terms.""
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
@@ -28,12 +27,11 @@ from ..model import (
     Version,
     freeze_mapping,
 )
+from . import bm25
 from .base import AuditDraft, RecordWrite
 from .codec import namespace_from_key, namespace_key, record_from_data, version_to_data
 
-# FTS5's bm25() constants, so both backends score alike.
-BM25_K1 = 1.2
-BM25_B = 0.75
+BM25_K1, BM25_B = bm25.K1, bm25.B  # FTS5's bm25() constants, so both backends score alike
 _MAX_LEXEME_BYTES = 2000  # PostgreSQL refuses lexemes of 2 KiB and more
 
 RECORD_COLUMNS = (
@@ -63,10 +61,7 @@ def term_counts(terms: str) -> Counter[str]:
     return Counter(lexeme(term) for term in terms.split())
 
 
-def doc_length(terms: str, namespace: tuple[str, ...]) -> int:
-    """What FTS5 counts as the document length: the terms plus the SQLite backend's
-    scope-column tokens (codec.scope_tokens: one exact, one per ancestor prefix)."""
-    return len(terms.split()) + len(namespace) + 2
+doc_length = bm25.doc_length
 
 
 def tsvector_text(terms: Iterable[str]) -> str:
@@ -185,7 +180,7 @@ def audit_from_row(row: Sequence[Any]) -> AuditEvent:
 
 
 class LexiconDelta:
-    """Document frequencies, document count and total length to add to a tenant's
+    """Document frequencies, document count and total length to add to a scope's
     lexical statistics once a batch is written (the numbers FTS5 keeps itself)."""
 
     def __init__(self) -> None:
@@ -208,6 +203,20 @@ class LexiconDelta:
     @property
     def empty(self) -> bool:
         return not self.docs and not self.total_len and not any(self.df.values())
+
+
+class LexiconDeltas:
+    """One LexiconDelta per scope (namespace key) a batch writes."""
+
+    def __init__(self) -> None:
+        self._by_namespace: dict[str, LexiconDelta] = {}
+
+    def of(self, namespace: str) -> LexiconDelta:
+        return self._by_namespace.setdefault(namespace, LexiconDelta())
+
+    def changed(self) -> list[tuple[str, LexiconDelta]]:
+        """Non-empty deltas in namespace order (one lock order for every writer)."""
+        return sorted((ns, d) for ns, d in self._by_namespace.items() if not d.empty)
 
 
 JOB_COLUMNS = (
@@ -238,7 +247,4 @@ def job_from_row(row: Sequence[Any]) -> Job:
     )
 
 
-def bm25_idf(docs: int, df: int) -> float:
-    """FTS5's IDF: log((N - n + 0.5) / (n + 0.5)), floored at 1e-6."""
-    idf = math.log((docs - df + 0.5) / (df + 0.5))
-    return 1e-6 if idf <= 0.0 else idf
+bm25_idf = bm25.idf

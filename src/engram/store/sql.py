@@ -232,12 +232,6 @@ def filter_clause(dialect: Dialect, tenant: str, where: RecordFilter, alias: str
     return " AND ".join(parts), params
 
 
-def fts_match(terms: list[str], scope: str) -> str:
-    """An FTS5 MATCH expression: the scope token AND any of the quoted terms."""
-    quoted = " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
-    return f'scope : "{scope}" AND terms : ({quoted})'
-
-
 # -- PostgreSQL: lexical (BM25 as FTS5 computes it) and vector search ------------------------
 
 

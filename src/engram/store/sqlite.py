@@ -9,6 +9,7 @@ processes bump too.
 from __future__ import annotations
 
 import os
+import random
 import sqlite3
 import threading
 import time
@@ -18,24 +19,44 @@ from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
+from urllib.parse import quote
 
 import numpy as np
 
-from ..errors import ConflictError, MigrationError, NotAnEngramDatabaseError, StorageError
+from ..errors import (
+    ConflictError,
+    MigrationError,
+    NotAnEngramDatabaseError,
+    ReadOnlyStoreError,
+    StorageError,
+    StorageFullError,
+)
 from ..governance.values import PendingChange, PendingQuery, RecallEvent, RecallQuery, SampleQuery, WriteSample
 from ..model import AuditEvent, Job, JobStatus, MemoryRecord, Stats, Version
 from . import episodes_sql as episodes
 from . import governance_sql as governance
 from . import sqlite_jobs as job_rows
+from . import sqlite_lexical as lexical
 from . import sqlite_rows as rows
 from .base import AuditQuery, OrderBy, RecordFilter, ScoredId, WriteBatch
-from .codec import namespace_from_key, namespace_key, namespace_range, scope_token
-from .sql import SQLITE, audit_conditions, check_storable, filter_clause, fts_match, order_clause
+from .codec import namespace_from_key, namespace_key, namespace_range
+from .sql import SQLITE, audit_conditions, check_storable, filter_clause, order_clause
 from .sqlite_migrations import APPLICATION_ID, MIGRATIONS
-from .vector_cache import LOADED_COLUMNS, VectorCache
+from .vector_cache import VectorCache
 
 T = TypeVar("T")
 _BUSY_RETRIES = 8
+_CHECKPOINT_TRIES = 20
+_PAGE_SIZE = 8192
+
+
+def _rollback(conn: sqlite3.Connection) -> None:
+    if conn.in_transaction:
+        try:
+            conn.execute("ROLLBACK")
+        except sqlite3.Error:
+            pass  # the original error is the one worth raising
+
 _GOVERNANCE = governance.Tables(SQLITE)
 _EPISODES = episodes.Tables(SQLITE)
 
@@ -45,15 +66,38 @@ def _is_busy(exc: sqlite3.OperationalError) -> bool:
     return "locked" in message or "busy" in message
 
 
+def _primary_code(exc: sqlite3.Error) -> int | None:
+    code = getattr(exc, "sqlite_errorcode", None)
+    return None if code is None else code & 0xFF
+
+
+def _file_is_read_only(path: str) -> bool:
+    """An existing file this process may not write (or whose folder it may not write:
+    the WAL and its index live beside it) is opened read-only."""
+    if path == ":memory:" or not os.path.exists(path):
+        return False
+    folder = os.path.dirname(os.path.abspath(path))
+    return not (os.access(path, os.W_OK) and os.access(folder, os.W_OK))
+
+
 class SQLiteStore(episodes.EpisodeReads):
     dialect = "sqlite"
     capabilities = frozenset({"exact_vectors", "multi_process"})
 
-    def __init__(self, path: str | os.PathLike[str], *, busy_timeout_ms: int = 30_000, cache_mb: int = 512) -> None:
+    def __init__(
+        self, path: str | os.PathLike[str], *, busy_timeout_ms: int = 30_000, cache_mb: int = 512,
+        read_only: bool | None = None,
+    ) -> None:
+        """``read_only``: None opens a file this process cannot write read-only (reads
+        work, every write raises ReadOnlyStoreError); True forces it; False never."""
         self.path = str(path)
         if self.path != ":memory:":
-            Path(self.path).expanduser().parent.mkdir(parents=True, exist_ok=True)
             self.path = str(Path(self.path).expanduser())
+        self.read_only = _file_is_read_only(self.path) if read_only is None else read_only
+        if self.read_only and not os.path.exists(self.path):
+            raise StorageError(f"cannot open {self.path} read-only: no such file")
+        if self.path != ":memory:" and not self.read_only:
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         self._busy_timeout_ms = busy_timeout_ms
         self._local = threading.local()
         self._connections: list[sqlite3.Connection] = []
@@ -78,16 +122,23 @@ class SQLiteStore(episodes.EpisodeReads):
 
     def _connect(self) -> sqlite3.Connection:
         try:
-            conn = sqlite3.connect(self.path, timeout=self._busy_timeout_ms / 1000, isolation_level=None,
-                                   check_same_thread=False)
+            target = f"file:{quote(self.path)}?mode=ro" if self.read_only else self.path
+            conn = sqlite3.connect(target, timeout=self._busy_timeout_ms / 1000, isolation_level=None,
+                                   check_same_thread=False, uri=self.read_only)
             conn.row_factory = sqlite3.Row
             conn.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout_ms)}")
             self._retry_busy(lambda: self._check_is_engram(conn))
-            # switching a new file to WAL takes an exclusive lock that skips the busy
-            # handler: several processes opening it at once must retry
-            self._retry_busy(lambda: conn.execute("PRAGMA journal_mode = WAL").fetchone())
+            if not self.read_only:
+                # a new file: 8 KiB pages hold three 512-d float32 vectors where 4 KiB pages hold one
+                # (a no-op once the file has tables)
+                conn.execute(f"PRAGMA page_size = {_PAGE_SIZE}")
+                # switching a new file to WAL takes an exclusive lock that skips the busy
+                # handler: several processes opening it at once must retry
+                self._retry_busy(lambda: conn.execute("PRAGMA journal_mode = WAL").fetchone())
             conn.execute("PRAGMA synchronous = NORMAL")
             conn.execute("PRAGMA foreign_keys = ON")
+            # a purge overwrites what it deletes (issue 11: the right to be forgotten)
+            conn.execute("PRAGMA secure_delete = ON")
         except sqlite3.DatabaseError as exc:
             if "not a database" in str(exc) or "malformed" in str(exc):
                 raise NotAnEngramDatabaseError(f"{self.path} is not a SQLite database") from exc
@@ -126,24 +177,63 @@ class SQLiteStore(episodes.EpisodeReads):
                 return action()
             except sqlite3.OperationalError as exc:
                 if not _is_busy(exc) or attempt == _BUSY_RETRIES - 1:
-                    raise StorageError(f"SQLite error: {exc}") from exc
+                    raise self._translate(exc, "SQLite error") from exc
                 time.sleep(min(0.05 * 2**attempt, 1.0))
         raise AssertionError("unreachable")
 
+    def _translate(self, exc: sqlite3.Error, what: str) -> StorageError:
+        """The driver's error as engram's, naming the real cause."""
+        code = _primary_code(exc)
+        if code == sqlite3.SQLITE_FULL:
+            return StorageFullError(
+                f"{what}: the disk holding {self.path} is full (or the database reached its size limit); "
+                "nothing was written"
+            )
+        if code == sqlite3.SQLITE_READONLY:
+            return ReadOnlyStoreError(f"{what}: {self.path} cannot be written ({exc}); nothing was written")
+        return StorageError(f"{what}: {exc}")
+
+    def _begin_immediate(self, conn: sqlite3.Connection) -> None:
+        """Take the write lock, polling every 0.25-5 ms while another writer holds it.
+        SQLite's own busy handler sleeps 1, 2, 5, ... up to 100 ms between tries, so a
+        writer queued behind a 1 ms write often waited 50-100 ms; polling hands the lock
+        over within a few milliseconds. The budget is the same busy timeout."""
+        deadline = time.monotonic() + self._busy_timeout_ms / 1000
+        delay = 0.00025
+        conn.execute("PRAGMA busy_timeout = 0")
+        try:
+            while True:
+                try:
+                    conn.execute("BEGIN IMMEDIATE")
+                    return
+                except sqlite3.OperationalError as exc:
+                    if not _is_busy(exc):
+                        raise self._translate(exc, "SQLite error") from exc
+                    if time.monotonic() >= deadline:
+                        raise StorageError(
+                            f"SQLite error: {exc} (another writer held {self.path} for "
+                            f"{self._busy_timeout_ms / 1000:g} s)") from exc
+                time.sleep(delay * (0.5 + random.random()))
+                delay = min(delay * 1.5, 0.005)
+        finally:
+            conn.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout_ms)}")
+
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
+        if self.read_only:
+            raise ReadOnlyStoreError(f"{self.path} is open read-only (the file is not writable): writes are refused")
         conn = self._connection()
-        self._retry_busy(lambda: conn.execute("BEGIN IMMEDIATE"))
+        self._begin_immediate(conn)
         try:
             yield conn
         except BaseException:
-            conn.execute("ROLLBACK")
+            _rollback(conn)  # SQLite may have rolled back already (disk full): keep the real error
             raise
         try:
             conn.execute("COMMIT")
         except sqlite3.Error as exc:
-            conn.execute("ROLLBACK")
-            raise StorageError(f"commit failed: {exc}") from exc
+            _rollback(conn)
+            raise self._translate(exc, "commit failed") from exc
 
     def _read(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
         conn = self._connection()
@@ -155,6 +245,9 @@ class SQLiteStore(episodes.EpisodeReads):
     # -- migrations --------------------------------------------------------------------------
 
     def _migrate(self) -> None:
+        if self.read_only:
+            self._check_schema_current()
+            return
         with self._write() as conn:
             conn.execute(
                 "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, "
@@ -170,9 +263,24 @@ class SQLiteStore(episodes.EpisodeReads):
             for version, name, sql in MIGRATIONS:
                 if version in applied:
                     continue
-                for statement in filter(str.strip, sql.split(";")):
-                    conn.execute(statement)
+                if callable(sql):
+                    sql(conn)
+                else:
+                    for statement in filter(str.strip, sql.split(";")):
+                        conn.execute(statement)
                 conn.execute("INSERT INTO schema_migrations VALUES (?, ?, ?)", (version, name, time.time()))
+
+    def _check_schema_current(self) -> None:
+        try:
+            applied = {row[0] for row in self._read("SELECT version FROM schema_migrations")}
+        except StorageError as exc:
+            raise MigrationError(f"{self.path} is open read-only and has no engram schema to read") from exc
+        pending = {version for version, _, _ in MIGRATIONS} - applied
+        if pending:
+            raise MigrationError(
+                f"{self.path} is open read-only but needs schema migrations {sorted(pending)}: "
+                "open it once where it can be written"
+            )
 
     def schema_version(self) -> int:
         return self._read("SELECT max(version) FROM schema_migrations")[0][0]
@@ -187,7 +295,27 @@ class SQLiteStore(episodes.EpisodeReads):
         except sqlite3.IntegrityError as exc:
             raise ConflictError(f"write conflicts with stored data: {exc}") from exc
         except sqlite3.DatabaseError as exc:
-            raise StorageError(f"SQLite write failed: {exc}") from exc
+            raise self._translate(exc, "SQLite write failed") from exc
+        if batch.purge_ids or batch.governance.purged_scopes:
+            self._truncate_wal()
+
+    def _truncate_wal(self) -> None:
+        """Copy the WAL into the file and empty it, so no old page image of a purged
+        record survives there. A reader in the middle of a transaction blocks the copy:
+        retried for up to a second; past that the next purge or checkpoint finishes it."""
+        if self.path == ":memory:":
+            return
+        conn = self._connection()
+        for _ in range(_CHECKPOINT_TRIES):
+            try:
+                busy = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+            except sqlite3.OperationalError as exc:
+                if not _is_busy(exc):
+                    raise self._translate(exc, "checkpoint after purge failed") from exc
+                busy = 1
+            if not busy:
+                return
+            time.sleep(0.05)
 
     def _apply(self, conn: sqlite3.Connection, batch: WriteBatch) -> None:
         tenant = batch.tenant
@@ -195,22 +323,24 @@ class SQLiteStore(episodes.EpisodeReads):
             rows.purge_record(conn, tenant, record_id)
         existed = self._existing_ids(conn, tenant, [w.record.id for w in batch.records if w.expected_version is None])
         written: set[str] = set()
+        indexer = lexical.Indexer(conn)
         for write in batch.records:
             record_id = write.record.id
             if write.expected_version is None:
                 # a create: absent before this batch (one query for the batch) and not written earlier in it
                 if record_id in existed or record_id in written:
                     raise ConflictError(f"record {record_id} already exists")
-                rowid = rows.insert_record(conn, write)  # a fresh rowid: no lexical row to replace
+                rowid = rows.insert_record(conn, write)  # a fresh rowid: no postings to replace
             else:
-                self._check_version(conn, tenant, record_id, write.expected_version)
+                stored = self._check_version(conn, tenant, record_id, write.expected_version)
+                if stored is not None:
+                    indexer.flush()  # a record written earlier in this batch may be the one replaced
+                    lexical.unindex(conn, stored)
                 rowid = rows.upsert_record(conn, write)
-                conn.execute("DELETE FROM memory_fts WHERE rowid = ?", (rowid,))
             written.add(record_id)
-            conn.execute(
-                "INSERT INTO memory_fts (rowid, terms, scope) VALUES (?, ?, ?)",
-                (rowid, write.terms, rows.scope_column(write.record)),
-            )
+            indexer.add(rowid, tenant, namespace_key(write.record.scope.namespace), write.terms,
+                        rows.vector_blob(write))
+        indexer.flush()
         rows.insert_versions(conn, tenant, batch.versions)
         for touch in batch.touches:
             rows.touch_record(conn, tenant, touch)
@@ -237,8 +367,10 @@ class SQLiteStore(episodes.EpisodeReads):
         return found
 
     @staticmethod
-    def _check_version(conn: sqlite3.Connection, tenant: str, record_id: str, expected: int | None) -> None:
-        row = conn.execute("SELECT version FROM memories WHERE tenant = ? AND id = ?", (tenant, record_id)).fetchone()
+    def _check_version(conn: sqlite3.Connection, tenant: str, record_id: str, expected: int | None) -> int | None:
+        """The stored row's rowid once its version is the expected one."""
+        row = conn.execute("SELECT version, rowid FROM memories WHERE tenant = ? AND id = ?",
+                           (tenant, record_id)).fetchone()
         stored = None if row is None else row[0]
         if stored != expected:
             if expected is None:
@@ -246,6 +378,7 @@ class SQLiteStore(episodes.EpisodeReads):
             raise ConflictError(
                 f"record {record_id} is at version {stored}, expected {expected}: it changed meanwhile"
             )
+        return None if row is None else int(row[1])
 
     # -- reads -------------------------------------------------------------------------------
 
@@ -274,15 +407,10 @@ class SQLiteStore(episodes.EpisodeReads):
     def lexical(self, tenant: str, where: RecordFilter, terms: Sequence[str], limit: int) -> list[ScoredId]:
         if not terms:
             return []
-        scope = scope_token(tenant, where.namespace, exact=not where.descendants)
+        scopes = lexical.scopes_of(self._read, tenant, where.namespace, where.descendants,
+                                   namespace_key(where.namespace))
         clause, params = filter_clause(SQLITE, tenant, where, alias="m")
-        sql = (
-            "SELECT m.id, bm25(memory_fts, 1.0, 0.0) AS rank FROM memory_fts "
-            "JOIN memories m ON m.rowid = memory_fts.rowid "
-            f"WHERE memory_fts MATCH ? AND {clause} ORDER BY rank LIMIT ?"
-        )
-        found = self._read(sql, [fts_match(list(terms), scope), *params, limit])
-        return [ScoredId(row[0], -row[1]) for row in found]
+        return [ScoredId(key, score) for key, score in lexical.search(self._read, scopes, terms, clause, params, limit)]
 
     def nearest(self, tenant: str, where: RecordFilter, model: str, vector: np.ndarray, limit: int) -> list[ScoredId]:
         entry = self._vectors.get(tenant, where, model, self._tenant_seq(tenant), self._load_vectors)
@@ -302,29 +430,21 @@ class SQLiteStore(episodes.EpisodeReads):
         return found[0][0] if found else 0
 
     def _load_vectors(self, tenant: str, namespace: tuple[str, ...], descendants: bool, model: str):
-        base = f"SELECT {', '.join(LOADED_COLUMNS)} FROM memories WHERE tenant = ? AND embedding_model = ?"
-        params: list[Any] = [tenant, model]
+        scopes = lexical.scopes_of(self._read, tenant, namespace, descendants, namespace_key(namespace))
         if descendants:
             bounds = namespace_range(namespace)
-            if bounds is not None:
-                base += " AND namespace >= ? AND namespace < ?"
-                params += list(bounds)
+            namespace_sql, params = (" AND namespace >= ? AND namespace < ?", list(bounds)) if bounds else ("", [])
         else:
-            base += " AND namespace = ?"
-            params.append(namespace_key(namespace))
-        return self._read(base, params)
+            namespace_sql, params = " AND namespace = ?", [namespace_key(namespace)]
+        return lexical.load_vectors(self._read, tenant, model, scopes, namespace_sql, params)
 
     def vectors(self, tenant: str, ids: Sequence[str], model: str) -> dict[str, np.ndarray]:
         # most asks come from a search that has just loaded the scope: serve them from the cache
         out = self._vectors.vectors(tenant, model, self._tenant_seq(tenant), ids) if ids else {}
         rest = [i for i in ids if i not in out]
         for start in range(0, len(rest), 500):
-            chunk = rest[start : start + 500]
-            marks = ", ".join("?" * len(chunk))
-            sql = f"SELECT id, embedding FROM memories WHERE tenant = ? AND embedding_model = ? AND id IN ({marks})"
-            for row in self._read(sql, [tenant, model, *chunk]):
-                if row[1] is not None:
-                    out[row[0]] = np.frombuffer(row[1], dtype=np.float32)
+            found = lexical.vectors_of(self._read, tenant, model, rest[start : start + 500])
+            out.update({key: np.frombuffer(blob, dtype=np.float32) for key, blob in found.items()})
         return out
 
     def versions(self, tenant: str, record_id: str) -> list[Version]:

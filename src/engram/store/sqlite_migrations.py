@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from sqlite3 import Connection
+
 from .episodes_sql import SQLITE_MIGRATION as EPISODES
 from .governance_sql import SQLITE_MIGRATION as GOVERNANCE
+from .sqlite_lexical import migrate as scoped_postings
 
 APPLICATION_ID = 0x656E6772  # "engr": marks a SQLite file as engram's
 
-MIGRATIONS: tuple[tuple[int, str, str], ...] = (
+# a migration is SQL statements, or a function of the connection for what SQL alone cannot do
+MIGRATIONS: tuple[tuple[int, str, str | Callable[[Connection], None]], ...] = (
     (
         1,
         "initial schema",
@@ -110,4 +115,5 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
     ),
     (4, "governance: pending changes, recalls, write samples", GOVERNANCE),
     (5, "episodes: threads, turns, consolidation watermarks and leases", EPISODES),
+    (6, "lexical postings and BM25 statistics per scope (no file-wide FTS5 index)", scoped_postings),
 )

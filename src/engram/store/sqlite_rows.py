@@ -19,6 +19,7 @@ from ..model import (
     Version,
     freeze_mapping,
 )
+from . import sqlite_lexical as lexical
 from .base import AuditDraft, RecordWrite, Touch
 from .codec import (
     audit_from_row,
@@ -28,7 +29,6 @@ from .codec import (
     namespace_key,
     record_from_data,
     record_to_data,
-    scope_tokens,
     to_epoch,
 )
 
@@ -36,7 +36,7 @@ _RECORD_COLUMNS = (
     "tenant", "id", "namespace", "kind", "content", "category", "tags", "metadata", "importance", "confidence",
     "sensitivity", "status", "version", "valid_from", "valid_to", "expires_at", "created_at", "updated_at",
     "last_accessed_at", "access_count", "actor", "thread_id", "message_id", "embedding_model", "embedding",
-    "read_only", "supersedes", "superseded_by", "reply_to",
+    "read_only", "supersedes", "superseded_by", "reply_to", "terms",
 )
 _UPSERT = (
     f"INSERT INTO memories ({', '.join(_RECORD_COLUMNS)}) VALUES ({', '.join('?' * len(_RECORD_COLUMNS))}) "
@@ -47,7 +47,12 @@ _UPSERT = (
 _INSERT = f"INSERT INTO memories ({', '.join(_RECORD_COLUMNS)}) VALUES ({', '.join('?' * len(_RECORD_COLUMNS))})"
 
 
+def vector_blob(write: RecordWrite) -> bytes | None:
+    return None if write.embedding is None else write.embedding.astype("<f4").tobytes()
+
+
 def record_values(write: RecordWrite) -> tuple:
+    """The record's columns; its vector goes to memory_vectors (the embedding column stays NULL)."""
     r = write.record
     embedding = None if write.embedding is None else write.embedding.astype("<f4").tobytes()
     return (
@@ -56,7 +61,7 @@ def record_values(write: RecordWrite) -> tuple:
         r.status.value, r.version, to_epoch(r.valid_from), to_epoch(r.valid_to), to_epoch(r.expires_at),
         to_epoch(r.created_at), to_epoch(r.updated_at), to_epoch(r.last_accessed_at), r.access_count,
         r.source.actor, r.source.thread_id, r.source.message_id, r.embedding_model if embedding else None,
-        embedding, int(r.read_only), r.supersedes, r.superseded_by, r.source.reply_to,
+        None, int(r.read_only), r.supersedes, r.superseded_by, r.source.reply_to, write.terms,
     )
 
 
@@ -67,15 +72,6 @@ def upsert_record(conn: sqlite3.Connection, write: RecordWrite) -> int:
 def insert_record(conn: sqlite3.Connection, write: RecordWrite) -> int:
     """A record known not to exist yet: a plain INSERT (half the cost of the upsert)."""
     return conn.execute(_INSERT, record_values(write)).lastrowid
-
-
-def scope_column(record: MemoryRecord) -> str:
-    return _scope_tokens(record.scope.tenant, record.scope.namespace)
-
-
-@lru_cache(maxsize=4096)
-def _scope_tokens(tenant: str, namespace: tuple[str, ...]) -> str:
-    return scope_tokens(tenant, namespace)
 
 
 _INSERT_VERSION = (
@@ -97,7 +93,7 @@ def insert_versions(conn: sqlite3.Connection, tenant: str, versions: Sequence[Ve
 def purge_record(conn: sqlite3.Connection, tenant: str, record_id: str) -> None:
     row = conn.execute("SELECT rowid FROM memories WHERE tenant = ? AND id = ?", (tenant, record_id)).fetchone()
     if row is not None:
-        conn.execute("DELETE FROM memory_fts WHERE rowid = ?", (row[0],))
+        lexical.unindex(conn, row[0])
         conn.execute("DELETE FROM memories WHERE rowid = ?", (row[0],))
     conn.execute("DELETE FROM memory_versions WHERE tenant = ? AND record_id = ?", (tenant, record_id))
 
@@ -126,7 +122,7 @@ def insert_audits(conn: sqlite3.Connection, tenant: str, drafts: Sequence[AuditD
 
 
 # what reads select: every column but the embedding (vectors are read by the vector paths)
-READ_COLUMNS = tuple(c for c in _RECORD_COLUMNS if c != "embedding")
+READ_COLUMNS = tuple(c for c in _RECORD_COLUMNS if c not in ("embedding", "terms"))
 RECORD_SELECT = ", ".join(READ_COLUMNS)
 _KINDS = {member.value: member for member in Kind}
 _STATUSES = {member.value: member for member in Status}

@@ -75,7 +75,10 @@ class ScopeVectors:
         candidates = np.flatnonzero(mask)
         if candidates.size == 0:
             return []
-        scores = self.matrix[candidates] @ vector if candidates.size < len(self.ids) else self.matrix @ vector
+        rows = self.matrix[candidates] if candidates.size < len(self.ids) else self.matrix
+        # einsum runs numpy's own loop: a BLAS matmul may start threads that, on busy cores,
+        # turn a 0.05 ms product over a scope into 10 ms or more (measured on 2 loaded cores)
+        scores = np.einsum("ij,j->i", rows, vector.astype(np.float32, copy=False))
         take = min(limit, scores.size)
         top = np.argpartition(-scores, take - 1)[:take]
         top = top[np.argsort(-scores[top], kind="stable")]

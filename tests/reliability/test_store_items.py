@@ -1,6 +1,6 @@
-"""Issue 11 items 1, 3 and 6 are fixed on another branch (the store layer). These tests
-state what must hold once it is merged; until then they are expected to fail. The lead
-removes ``pytestmark`` after merging that branch (a test that passes now shows XPASS)."""
+"""Issue 11 items 1, 3 and 6 (fixed in the store layer) through the reliability suite's
+own scripts: no cross-tenant side channel, no trace of purged text in the database
+files, typed errors for a read-only file and a missing import file."""
 
 from __future__ import annotations
 
@@ -15,10 +15,6 @@ from typer.testing import CliRunner
 
 from engram import EngramError, FakeHashEmbedder, Memory, Scope, Settings
 from engram.cli import app
-
-pytestmark = pytest.mark.xfail(
-    reason="issue 11 items 1, 3, 6 are fixed on the store branch; remove this mark once it is merged",
-    strict=False)
 
 
 def test_item_1_no_side_channel_between_tenants(backend_name):
@@ -58,3 +54,22 @@ def test_item_6_importing_a_missing_file_is_a_typed_error(tmp_path, monkeypatch)
     result = CliRunner().invoke(app, ["import", str(tmp_path / "missing.jsonl")])
     assert result.exit_code != 0 and not isinstance(result.exception, FileNotFoundError), json.dumps(
         result.output)
+
+
+def test_purging_a_user_leaves_no_trace_of_their_conversations_in_the_sqlite_files(tmp_path):
+    """Kept turns (episodes) are purged with the user: their rows, their FTS5 segments
+    and the WAL's page images."""
+    path = tmp_path / "turns.db"
+    alice, bob = Scope.for_user("acme", "alice"), Scope.for_user("acme", "bob")
+    settings = Settings(auto_worker=False)
+    with Memory.open(str(path), embedder=FakeHashEmbedder(), settings=settings) as memory:
+        memory.add([{"role": "user", "content": "My neighbour Quillonbright fixed the zeppelintrunk yesterday"}],
+                   alice, thread_id="t-alice")
+        memory.add([{"role": "user", "content": "Bob keeps his notes in plain text files"}], bob, thread_id="t-bob")
+        assert memory.search_past_conversations("zeppelintrunk", alice)
+        memory.purge_scope(alice)
+        assert not memory.search_past_conversations("zeppelintrunk", alice)
+        assert memory.search_past_conversations("notes", bob)
+    leftovers = {f.name: f.read_bytes() for f in tmp_path.iterdir() if f.name.startswith("turns.db")}
+    for word in (b"quillonbright", b"Quillonbright", b"zeppelintrunk"):
+        assert not any(word in data for data in leftovers.values()), (word, sorted(leftovers))
