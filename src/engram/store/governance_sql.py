@@ -52,6 +52,7 @@ class Tables:
         self.pending = f"{prefix}pending_changes"
         self.recalls = f"{prefix}recalls"
         self.samples = f"{prefix}write_samples"
+        self.jobs = f"{prefix}jobs"
 
     def time(self, moment: datetime | None) -> Any:
         return None if moment is None else self.d.time_value(moment)
@@ -118,6 +119,28 @@ def _drop_purged(conn: Any, t: Tables, tenant: str, ids: Sequence[str], scopes: 
         where, params = _namespace_condition(t, namespace)
         for table in (t.pending, t.samples):
             conn.execute(f"DELETE FROM {table} WHERE {t.tenant} = {t.p}{where}", (tenant, *params))
+    _scrub_job_results(conn, t, tenant, set(ids))
+
+
+PURGED_CONTENT = "[purged]"
+
+
+def _scrub_job_results(conn: Any, t: Tables, tenant: str, ids: set[str]) -> None:
+    """A finished background add keeps the events it wrote as its result; the content of
+    an event whose record is purged leaves the job too."""
+    if not ids:
+        return
+    found = conn.execute(f"SELECT id, result FROM {t.jobs} WHERE {t.tenant} = {t.p} AND result IS NOT NULL",
+                         (tenant,)).fetchall()
+    for job_id, result in found:
+        data = json.loads(result) if isinstance(result, str) else dict(result)
+        events = data.get("events") or []
+        if not any(isinstance(e, dict) and e.get("record_id") in ids for e in events):
+            continue
+        data["events"] = [{**e, "content": PURGED_CONTENT} if isinstance(e, dict) and e.get("record_id") in ids
+                          else e for e in events]
+        conn.execute(f"UPDATE {t.jobs} SET result = {t.json} WHERE {t.tenant} = {t.p} AND id = {t.p}",
+                     (dumps(data), tenant, job_id))
 
 
 def check_governance(writes: GovernanceWrites) -> None:
