@@ -346,7 +346,7 @@ def test_a_changed_taste_keeps_the_new_one_and_the_abstention() -> None:
     [
         "以后请多关照。", "以后请多指教。", "我哥们在腾讯工作。", "我用Python写了个脚本。", "我们团队都很年轻。",
         "We have a meeting called Sync on Monday.", "The team always wins.", "Don't let me down.",
-        "Nobody knows why the deploy broke.",
+        "Nobody knows why the deploy broke.", "Our team never gives up.", "Our team always wins.",
     ],
 )
 def test_near_misses_of_the_new_classes_yield_nothing(text: str) -> None:

@@ -121,10 +121,18 @@ def is_business_rule(text: str) -> bool:
 _TEAM_NORM_REJECT = re.compile(r"^(?:[^;!?]*\b(?:is|are|was|were|has|had|seems?|looks?|feels?|loves?|likes?)\b)", re.IGNORECASE)
 
 
+# Praise and cheer, not norms: "our team never gives up", "our team always wins".
+_TEAM_IDIOM = re.compile(
+    r"\b(?:gives? (?:up|in)|wins?|loses?|fails?|disappoints?|delivers?|rocks?|stops?|quits?|complains?)\b",
+    re.IGNORECASE,
+)
+
+
 def _team_norm(match: re.Match[str], speaker: str | None) -> Finding | None:
     """What a team always or never does, with no business noun: "our team writes tests for every new feature"."""
     text = match.group("x")
-    if is_business_rule(text) or _TEAM_NORM_REJECT.match(match.group("act") or match.group("act2")):
+    act = match.group("act") if match.group("act") is not None else match.group("act2")
+    if is_business_rule(text) or _TEAM_NORM_REJECT.match(act) or _TEAM_IDIOM.search(text):
         return None  # the business-rule pattern keeps it; "our team is great for everyone" is no norm
     return finding(Kind.RULE, business_slot(text), 0.8, _OUR.sub("the", text))
 
