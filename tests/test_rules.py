@@ -1,13 +1,13 @@
 """The embedded rule extractor: contents, kinds, calibration, and measured quality.
 
-Measured on tests/data/extraction_labelled.jsonl (333 utterances, 164 en / 169 zh,
-75 of them negatives, 270 expected items), after the gate (confidence >= 0.7,
+Measured on tests/data/extraction_labelled.jsonl (367 utterances, 179 en / 188 zh,
+82 of them negatives, 298 expected items), after the gate (confidence >= 0.7,
 importance >= 0.3):
 
-    all  precision 1.000  recall 0.996
+    all  precision 1.000  recall 0.997
     en   precision 1.000  recall 1.000
-    zh   precision 1.000  recall 0.993
-    slot agreement (matched items in their labelled category) 121/121
+    zh   precision 1.000  recall 0.994
+    slot agreement (matched items in their labelled category) 141/141
 
 These are figures on a set the rules were developed against, so optimistic.
 What was measured on utterances no rule had seen, each time before fixing:
@@ -28,6 +28,11 @@ What was measured on utterances no rule had seen, each time before fixing:
   ("我老婆叫林小慧，是一名护士") lent the user its subject; fixed on new dev
   examples (zh-208..210), re-measured zh 1.000 / 0.952 (no longer unseen text;
   docs/BENCHMARKS.md, "Chinese-first quality").
+* tests/data/extraction_heldout2.jsonl (80: 40 en / 40 zh, 20 negatives, written
+  without reading the rules): before: en precision 0.960 recall 0.774, zh 0.724 /
+  0.677. Its errors were then read and fixed as classes on new dev examples (split
+  "classes-dev2"): en 0.969 / 1.000, zh 0.912 / 1.000 (no longer unseen; three of
+  the four false positives are true statements the labels did not list).
 
 LoCoMo observation coverage (bench/extraction_eval.py, 1,487 gold facts): turn
 level 0.491 raw / 0.435 gated, lexical (token F1 >= 0.5) 0.258; 78.6% of gated
@@ -285,3 +290,64 @@ def test_locomo_observation_coverage_holds() -> None:
     assert figures["turn_coverage_raw"] >= 0.45
     assert figures["turn_coverage_gated"] >= 0.40
     assert figures["gated_on_evidence_turn_share"] >= 0.72
+
+
+# --- classes found on the second fresh held-out set (tests/data/extraction_heldout2.jsonl) ---------
+# Development examples of each class, not the held-out sentences themselves.
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "content", "category"),
+    [
+        # a named pet or children: the names in the next clauses belong to the fact
+        ("我家有一只柯基，名字叫豆包。", Kind.FACT, "用户家有一只柯基，名字叫豆包", "pet"),
+        ("我有一个女儿，叫小雨。", Kind.FACT, "用户有一个女儿，叫小雨", "family"),
+        ("We have a parrot called Kiwi.", Kind.FACT, "Has a parrot called Kiwi", "pet"),
+        # a relative named by a short kinship word; the next clause is about them, not the user
+        ("我弟叫王浩，在北京读大学。", Kind.FACT, "用户的弟叫王浩", "family"),
+        # who the user reports to, said other ways
+        ("我们项目经理叫孙涛。", Kind.FACT, "用户的项目经理是孙涛", "relation:manager"),
+        ("我的导师是吴国平老师。", Kind.FACT, "用户的导师是吴国平老师", "relation:mentor"),
+        ("I report directly to Sarah Olsen.", Kind.FACT, "User's manager is Sarah Olsen", "relation:manager"),
+        ("My mentor on the project is Ravi Shah.", Kind.FACT, "User's mentor is Ravi Shah", "relation:mentor"),
+        # a self-introduction followed by a courtesy
+        ("Hello, I'm Elena, glad to be here.", Kind.FACT, "User's name is Elena", "identity:name"),
+        # living somewhere, said with 在…生活
+        ("我在深圳生活和工作。", Kind.FACT, "用户在深圳生活和工作", "location:residence"),
+        # a named product the user works with is a tool, not a habit
+        ("我电脑用的是ThinkPad。", Kind.FACT, "用户电脑用的是ThinkPad", "tools"),
+        ("I mostly write code in Kotlin.", Kind.FACT, "Mostly writes code in Kotlin", "tools"),
+        # intolerance is a taboo like an allergy
+        ("我对酒精不耐受。", Kind.PREFERENCE, "用户对酒精不耐受", "taboo:allergy"),
+        # a taste that replaced an older one: the current one is kept, not the past one
+        ("我以前喜欢喝可乐，现在更喜欢喝气泡水。", Kind.PREFERENCE, "用户更喜欢喝气泡水", "like"),
+        # a team's convention, with no business noun
+        ("我们团队的文档统一用Markdown写。", Kind.RULE, "团队的文档统一用Markdown写", "business_rule"),
+        ("In our department, nobody works on weekends.", Kind.RULE, "In the department, nobody works on weekends",
+         "business_rule"),
+        # "don't let me forget to …" is a to-do
+        ("Don't let me forget to call the bank.", Kind.TODO, "Needs to call the bank", "reminder"),
+    ],
+)
+def test_classes_from_the_second_held_out_set(text: str, kind: Kind, content: str, category: str) -> None:
+    candidate = only(text)
+    assert (candidate.kind, candidate.content, candidate.category) == (kind, content, category)
+    assert candidate.confidence >= GATE
+
+
+def test_a_changed_taste_keeps_the_new_one_and_the_abstention() -> None:
+    found = {(c.kind, c.content) for c in extract("我最近不吃米饭了，改吃杂粮了。")}
+    assert (Kind.PREFERENCE, "用户改吃杂粮") in found
+    assert any("米饭" in content and kind is Kind.PREFERENCE for kind, content in found)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "以后请多关照。", "以后请多指教。", "我哥们在腾讯工作。", "我用Python写了个脚本。", "我们团队都很年轻。",
+        "We have a meeting called Sync on Monday.", "The team always wins.", "Don't let me down.",
+        "Nobody knows why the deploy broke.", "Our team never gives up.", "Our team always wins.",
+    ],
+)
+def test_near_misses_of_the_new_classes_yield_nothing(text: str) -> None:
+    assert [c for c in extract(text) if c.confidence >= GATE] == []

@@ -90,7 +90,12 @@ _NORMATIVE = re.compile(
     # a rule that changes: "we switched to a two-step approval process", "the budget was cut to $40k"
     r"|\b(?:switched|changed|moved|migrated) (?:over )?to\b|\bno longer\b|\b(?:is|are) now\b"
     r"|\b(?:cut|raised|increased|reduced|lowered|dropped|bumped|capped|set|went (?:up|down)) (?:back )?to\b"
-    r"|\b(?:uses?|follows?|adopted|has|have)\b[^;!?]*\b(?:process|flow|workflow|policy|procedure|chain)\b",
+    r"|\b(?:uses?|follows?|adopted|has|have)\b[^;!?]*\b(?:process|flow|workflow|policy|procedure|chain)\b"
+    # a team's norm said as what it always does: "our team does code reviews for every pull request, no exceptions",
+    # "in our group, nobody deploys on Fridays"
+    r"|\bno exceptions?\b"
+    r"|\b(?:our|the) (?:team|group|department|dept|company|org)\b[^;!?]*\b(?:nobody|no one|everyone|everybody|every|each|always|never)\b"
+    r"|\b(?:nobody|no one|everyone|everybody)\b[^;!?]*\b(?:our|the) (?:team|group|department|dept|company|org)\b",
     re.IGNORECASE,
 )
 _AUTHORITY = re.compile(
@@ -111,6 +116,25 @@ _RECURRING = re.compile(r"\b(?:every|each)\b", re.IGNORECASE)
 def is_business_rule(text: str) -> bool:
     """Whether ``text`` states a business rule: a business noun and normative wording."""
     return bool(BUSINESS_NOUN.search(text)) and bool(_NORMATIVE.search(text))
+
+
+_TEAM_NORM_REJECT = re.compile(r"^(?:[^;!?]*\b(?:is|are|was|were|has|had|seems?|looks?|feels?|loves?|likes?)\b)", re.IGNORECASE)
+
+
+# Praise and cheer, not norms: "our team never gives up", "our team always wins".
+_TEAM_IDIOM = re.compile(
+    r"\b(?:gives? (?:up|in)|wins?|loses?|fails?|disappoints?|delivers?|rocks?|stops?|quits?|complains?)\b",
+    re.IGNORECASE,
+)
+
+
+def _team_norm(match: re.Match[str], speaker: str | None) -> Finding | None:
+    """What a team always or never does, with no business noun: "our team writes tests for every new feature"."""
+    text = match.group("x")
+    act = match.group("act") if match.group("act") is not None else match.group("act2")
+    if is_business_rule(text) or _TEAM_NORM_REJECT.match(act) or _TEAM_IDIOM.search(text):
+        return None  # the business-rule pattern keeps it; "our team is great for everyone" is no norm
+    return finding(Kind.RULE, business_slot(text), 0.8, _OUR.sub("the", text))
 
 
 def _business_rule(match: re.Match[str], speaker: str | None) -> Finding | None:
@@ -219,7 +243,11 @@ ACTIONS: tuple[Pattern, ...] = (
         r"\bremind me (?:to (?P<to>[^;!?]+)|(?:that|about|of) (?P<that>[^;!?]+))",
         _remind,
     ),
-    pattern("dont_forget", r"\b(?:(?:do not|don't|dont|never) forget|remember|be sure) to (?P<x>[^;!?]+)", _task),
+    pattern(
+        "dont_forget",
+        r"\b(?:(?:do not|don't|dont|never) (?:let me )?forget|remember|be sure) to (?P<x>[^;!?]+)",
+        _task,
+    ),
     pattern(
         "must_do",
         r"\bI (?:really |still |also |definitely |just )?(?P<m>need to|have to|must|have got to|got to|am supposed to"
@@ -274,6 +302,13 @@ ACTIONS: tuple[Pattern, ...] = (
     ),
     pattern("want_you", r"\bI (?:would like|want|need|would prefer|prefer|expect) you to (?P<x>[^;!?]+)", _want_you),
     pattern("business_rule", r"^(?!I\b)(?P<x>[^;!?]+)$", _business_rule),
+    pattern(
+        "team_norm",
+        r"^(?P<x>our (?:team|group|department|dept|company|org|squad) (?P<act>[^;!?]*?)"
+        r"\b(?:every|each|always|never|no exceptions)\b[^;!?]*"
+        r"|in our (?:team|group|department|dept|company|org),? (?P<act2>(?:nobody|no one|everyone|everybody) [^;!?]+))$",
+        _team_norm,
+    ),
     pattern(
         "episode",
         rf"\b(?P<s>I|we) (?:(?:just|finally|recently|also|actually|even|already|totally|really|once|both|all) )*"

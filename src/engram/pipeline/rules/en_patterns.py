@@ -66,6 +66,10 @@ _PET = (
 )
 
 
+_BREED = (
+    r"retrievers?|labradors?|labs?|poodles?|beagles?|bulldogs?|shepherds?|huskies|husky|corgis?|collies?|spaniels?"
+    r"|terriers?|dachshunds?|pugs?|chihuahuas?|tabb(?:y|ies)|siamese|persians?|maine coons?|budgies?|cockatiels?"
+)
 _IS_NATIONALITY = re.compile(_NATIONALITY)
 _IS_PET = re.compile(_PET, re.IGNORECASE)
 _NOT_A_TASTE = re.compile(r"\s*(?:you|to (?:see|hear|know|read|chat|talk))\b", re.IGNORECASE)
@@ -141,7 +145,10 @@ IDENTITY_AND_TASTE: tuple[Pattern, ...] = (
     pattern(
         "i_am_name",
         r"^(?:(?:[Hh]i|[Hh]ello|[Hh]ey)\W+(?:there\W+|all\W+"
-        r"|everyone\W+)?)?I am (?P<x>[A-Z][a-z]+(?: [A-Z][a-z]+)?)\W*$",
+        r"|everyone\W+)?)?I am (?P<x>[A-Z][a-z]+(?: [A-Z][a-z]+)?)"
+        # "Hi, I'm Marcus, nice to meet you": the courtesy after the name says nothing more
+        r"(?:\W+(?:(?:it's |it is )?(?:nice|glad|good|great|pleased|happy) to (?:meet|e-?meet|be|see|join)\b[^;!?]*"
+        r"|thanks? (?:you )?for having me[^;!?]*))?\W*$",
         _i_am_name,
         0,
     ),
@@ -221,6 +228,8 @@ _WORK_ROLE = (
     r"(?:manager|boss|team lead|team leader|tech lead|supervisor|line manager|mentor|lead)"
 )
 _PERSON = r"(?-i:[A-Z][\w'-]*(?: [A-Z][\w'-]*){0,2})"
+# "my mentor at work", "my manager at Acme", "my lead on the project": where the role holds.
+_WHERE_ROLE = r"(?: (?:at|on|in|from) (?:work|the office|the project|my (?:job|team|company)|(?-i:[A-Z][\w&.-]*)))?"
 
 
 def _work_relation(match: re.Match[str], speaker: str | None) -> Finding | None:
@@ -228,6 +237,11 @@ def _work_relation(match: re.Match[str], speaker: str | None) -> Finding | None:
     role = match.group("role").lower()
     category = RELATION_MENTOR if role.endswith("mentor") else RELATION_MANAGER
     return finding(Kind.FACT, category, 0.85, f"{owner(speaker)} {role} is {match.group('name')}")
+
+
+def _reports_to(match: re.Match[str], speaker: str | None) -> Finding | None:
+    """"I report to Daniel Kim": the same slot as "my manager is Daniel Kim"."""
+    return finding(Kind.FACT, RELATION_MANAGER, 0.85, f"{owner(speaker)} manager is {match.group('name')}")
 
 
 def _relative_name(match: re.Match[str], speaker: str | None) -> Finding | None:
@@ -255,7 +269,8 @@ def _habit(match: re.Match[str], speaker: str | None) -> Finding | None:
     if verb.endswith("ed") or verb in IRREGULAR_PAST:
         return None  # a dated event, not a routine; the episode pattern takes it
     confidence = 0.7 if words[0] == "sometimes" else 0.8
-    return finding(Kind.FACT, "habit", confidence, state(speaker, third_person(conjugate(match.group("vp")), speaker)))
+    category = TOOLS if _CODES_IN.search(match.group("vp")) else "habit"  # "I mostly code in TypeScript"
+    return finding(Kind.FACT, category, confidence, state(speaker, third_person(conjugate(match.group("vp")), speaker)))
 
 
 _ORIGIN_VERBS = re.compile(r"\b(?:grew up|was born|was raised)\b", re.IGNORECASE)
@@ -292,6 +307,11 @@ _TECH = re.compile(
     r"Java|JavaScript|TypeScript|Python|Go|Golang|Rust|Ruby|PHP|Kotlin|Swift|Scala|Perl|Haskell|Elixir|Clojure|C\+\+|C#"
     r"|Mac|MacBook|Windows|Linux|Ubuntu|Android|iPhone|iOS|React|Vue|Angular|Django|Rails|AWS|GCP|Azure|Postgres"
     r"|PostgreSQL|MySQL|MongoDB|Vim|Emacs|Slack|Teams|Notion|Jira|Linear|Excel|Figma|Sketch"
+)
+_CODES_IN = re.compile(
+    r"\b(?:code|coding|program|programming|write|writing|develop|developing|build|building)\b[^;!?]*?"
+    r"\b(?:in|with|using) (?-i:[A-Z][\w+#.-]*)",
+    re.IGNORECASE,
 )
 _WORKED = re.compile(r"\bhave worked\b", re.IGNORECASE)
 
@@ -383,9 +403,10 @@ LIFE_FACTS: tuple[Pattern, ...] = (
     ),
     pattern(
         "work_relation",
-        rf"\bmy (?P<role>{_WORK_ROLE}) (?:is|is called|is named|'s name is) (?:now )?(?P<name>{_PERSON})",
+        rf"\bmy (?P<role>{_WORK_ROLE}){_WHERE_ROLE} (?:is|is called|is named|'s name is) (?:now )?(?P<name>{_PERSON})",
         _work_relation,
     ),
+    pattern("reports_to", rf"\bI {ADV}(?:now )?(?:report|answer) (?:directly )?to (?P<name>{_PERSON})", _reports_to),
     pattern("relative_name", rf"\bmy (?P<rel>{_REL}|{_PET})'s name is (?P<name>{_PERSON})", _relative_name),
     pattern(
         "have",
@@ -400,6 +421,13 @@ LIFE_FACTS: tuple[Pattern, ...] = (
         rf"\bI (?P<vp>{ADV}(?:have|have got|own|adopted|got|rescued) (?:a|an|two|three|\d+) [\w -]{{1,30}}? (?:named"
         rf"|called)"
         r" [A-Z][a-z]+[^;!?]*)",
+        predicate(Kind.FACT, "pet", 0.85),
+    ),
+    pattern(
+        # "We have a golden retriever named Biscuit": the household's pet; "we have a meeting called Sync" is not one
+        "we_named",
+        rf"\bwe (?P<vp>{ADV}(?:have|have got|own|adopted|got|rescued) (?:a|an|two|three|\d+) (?:[\w-]+ ){{0,3}}?"
+        rf"(?:{_PET}|{_BREED}) (?:named|called) [A-Z][a-z]+[^;!?]*)",
         predicate(Kind.FACT, "pet", 0.85),
     ),
     pattern(

@@ -122,7 +122,7 @@ def as_said(kind: Kind, category: str, confidence: float) -> Builder:
 # Subjectless clauses that continue the previous clause's "我": "我是王磊，在杭州做前端".
 _CONTINUES_SUBJECT = re.compile(
     r"^(?:在|住|做|当|是|喜欢|爱|讨厌|不吃|不喝|不太|不喜欢|也|还|平时|每天|每周|今年|老家|一直|最|特别|比较|很|养|有|对|已经|刚"
-    r"|现在|目前)"
+    r"|现在|目前|改(?:成|为)?(?:吃|喝))"
 )
 _CLAUSE = re.compile(r"[^，,]+[，,]?")
 
@@ -130,14 +130,17 @@ _CLAUSE = re.compile(r"[^，,]+[，,]?")
 # "我哥哥叫张伟，是一名医生": the clause after it goes on about the brother, not the user.
 _SOMEONE_ELSE = re.compile(
     r"^我的?(?:老公|老婆|丈夫|妻子|太太|先生|爱人|男朋友|女朋友|男友|女友|对象|儿子|女儿|孩子|闺女|小孩|宝宝|爸爸|妈妈|父亲|母亲"
-    r"|哥哥|姐姐|弟弟|妹妹|爷爷|奶奶|外公|外婆|姥姥|姥爷|同事|朋友|同学|室友|邻居|上级|上司|领导|老板|经理|主管|组长|总监|导师|师傅)"
+    r"|哥哥|姐姐|弟弟|妹妹|爷爷|奶奶|外公|外婆|姥姥|姥爷|同事|朋友|同学|室友|邻居|上级|上司|领导|老板|经理|主管|组长|总监|导师|师傅"
+    r"|老爸|老妈|爸|妈|哥(?!们)|姐|弟|妹|闺蜜)"
 )
+# "以前我喜欢靠窗的座位，现在更喜欢…": a time word before "我" does not change who the subject is.
+_PAST_LEAD = re.compile(r"^(?:以前|之前|原来|过去|曾经|小时候|当年)[，,]?")
 
 
 def carry_subject(sentence: str) -> str:
     parts = _CLAUSE.findall(sentence)
     for index in range(1, len(parts)):
-        previous = parts[index - 1]
+        previous = _PAST_LEAD.sub("", parts[index - 1])
         if (previous.startswith("我") and not previous.startswith("我们") and not _SOMEONE_ELSE.match(previous)
                 and _CONTINUES_SUBJECT.match(parts[index])):
             parts[index] = "我" + parts[index]

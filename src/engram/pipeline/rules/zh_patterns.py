@@ -23,6 +23,7 @@ from .common import (
     RELATION_MENTOR,
     RESIDENCE,
     SURNAME,
+    TOOLS,
     Finding,
     business_slot,
     taste_slot,
@@ -76,12 +77,16 @@ def _shi_name(match: re.Match[str], speaker: str | None) -> Finding | None:
 _DEICTIC_OBJECT = re.compile(r"(?:你|您|它|他|她|这个|那个|这样|那样|了|的|上你|吃醋)")
 
 
+# "以前我喜欢靠窗的座位": a taste the user had, not one they have.
+_PAST_BEFORE = re.compile(r"(?:以前|之前|原来|过去|曾经|小时候|当年)[，,]?$")
+
+
 def _taste(category: str, strong: float, soft: float, soft_words: str | None = None) -> Builder:
     softener = re.compile(soft_words) if soft_words else None
 
     def build(match: re.Match[str], speaker: str | None) -> Finding | None:
         obj = match.group("x")
-        if _DEICTIC_OBJECT.match(obj):
+        if _DEICTIC_OBJECT.match(obj) or _PAST_BEFORE.search(match.string[: match.start()]):
             return None
         confidence = soft if softener is not None and softener.search(match.group("vp")) else strong
         slot = taste_slot(obj, category)
@@ -104,7 +109,7 @@ IDENTITY_AND_TASTE: tuple[Pattern, ...] = (
     pattern("age", r"我(?P<vp>(?:今年)?[\d一二三四五六七八九十两]{1,3}岁)", about_user(Kind.FACT, AGE, 0.85)),
     pattern(
         "allergy",
-        rf"我(?P<vp>对{C}{{1,15}}?过敏|(?![不没]){C}{{0,8}}?过敏(?:体质)?)",
+        rf"我(?P<vp>对{C}{{1,15}}?(?:过敏|不耐受)|(?![不没]){C}{{0,8}}?(?:过敏(?:体质)?|不耐受?(?:症)?))",
         about_user(Kind.PREFERENCE, ALLERGY, 0.9),
     ),
     pattern(
@@ -115,7 +120,7 @@ IDENTITY_AND_TASTE: tuple[Pattern, ...] = (
     ),
     pattern(
         "abstain",
-        rf"我(?P<vp>{_HEDGED}(?:从来|从小|一直|平时|基本|完全|也|都|已经|现在)*(?:不再|不|不能|不敢|从不|戒了)(?:吃|喝|碰|抽|沾)(?![了过素]){C}{{1,15}})",
+        rf"我(?P<vp>{_HEDGED}(?:从来|从小|一直|平时|基本|完全|也|都|已经|现在|最近)*(?:不再|不|不能|不敢|从不|戒了)(?:吃|喝|碰|抽|沾)(?![了过素]){C}{{1,15}})",
         about_user(Kind.PREFERENCE, ABSTAIN, 0.85),
     ),
     pattern(
@@ -123,6 +128,11 @@ IDENTITY_AND_TASTE: tuple[Pattern, ...] = (
         rf"我(?P<vp>{_HEDGED}(?:现在|目前|特别|非常|很|最|超|真的|实在|比较|有点|一直|向来|也|都)*(?:讨厌|厌恶|反感|受不了|不喜欢|不太喜欢"
         rf"|不怎么喜欢|不再喜欢|不爱|烦)(?P<x>{C}{{1,20}}))",
         _taste("dislike", 0.85, 0.8, "有点|不太|不怎么"),
+    ),
+    pattern(
+        "switched_taste",
+        rf"我(?:最近|已经|现在|目前)*(?P<vp>改(?:成|为)?(?:吃|喝)(?!了){C}{{1,10}}?)了?{END}",
+        about_user(Kind.PREFERENCE, "like", 0.85),
     ),
     pattern(
         "favorite",
@@ -144,7 +154,7 @@ _JOBS = (
 )
 _REL = (
     "老公|老婆|丈夫|妻子|太太|先生|爱人|男朋友|女朋友|男友|女友|对象|未婚夫|未婚妻|儿子|女儿|孩子|闺女|小孩|宝宝"
-    "|爸爸|妈妈|父亲|母亲|爸妈|父母|哥哥|姐姐|弟弟|妹妹|爷爷|奶奶|外公|外婆|姥姥|姥爷|家人"
+    "|爸爸|妈妈|父亲|母亲|爸妈|父母|哥哥|姐姐|弟弟|妹妹|爷爷|奶奶|外公|外婆|姥姥|姥爷|家人|老爸|老妈|爸|妈|哥(?!们)|姐|弟|妹"
 )
 _PETS = "猫|狗|柯基|泰迪|金毛|哈士奇|柴犬|布偶|英短|美短|橘猫|鹦鹉|仓鼠|兔子|乌龟|宠物"
 # When a move happened, between the subject and the verb: "我们家上个月搬去了成都".
@@ -153,6 +163,15 @@ _MOVE_WHEN = "上个?月|上周|去年|今年|前几天|前阵子|最近|年初|
 
 _BOSS = "直属上级|直属领导|顶头上司|上级|上司|领导|老板|经理|主管|组长|总监|leader|Leader"
 _MENTOR = "导师|师傅"
+# The names that follow a pet or children in the next clauses: "，叫大橘", "，大的叫乐乐，小的叫安安".
+_THEIR_NAMES = rf"(?:[，,]{C}{{0,6}}?(?:叫|名叫|名字叫|名字是|取名叫?){C}{{1,8}})*"
+# Where the boss sits: "我们部门经理叫赵磊", "我的项目经理是孙涛".
+_UNIT = "(?:部门|团队|项目组?|组里?|公司|小组|实验室)?的?"
+# A name, with the title people add to it: "周立新教授", "吴国平老师".
+_TITLED_NAME = (
+    rf"(?:[A-Z][a-zA-Z]+(?: [A-Z][a-zA-Z]+)?|(?![了过着你他她它])[\u4e00-\u9fff·]{{2,4}}?)"
+    rf"(?:教授|老师|博士|医生|律师|先生|女士|总监|经理)?{END}"
+)
 # Not a name after 是: "我的领导是个好人", "我的老板是很严格的人".
 _NOT_A_NAME = "(?![个一很非特比挺真太位名])"
 
@@ -161,7 +180,8 @@ def _work_relation(match: re.Match[str], speaker: str | None) -> Finding | None:
     """"我的直属上级是王建国": who the user reports to (one slot: a new manager replaces the old)."""
     role = match.group("role")
     category = RELATION_MENTOR if re.fullmatch(_MENTOR, role) else RELATION_MANAGER
-    return finding(Kind.FACT, category, 0.85, f"{who(speaker)}的{role}是{match.group('name')}")
+    unit = (match.group("unit") or "").rstrip("的")
+    return finding(Kind.FACT, category, 0.85, f"{who(speaker)}的{unit}{role}是{match.group('name')}")
 
 
 def _relative(match: re.Match[str], speaker: str | None) -> Finding | None:
@@ -171,6 +191,7 @@ def _relative(match: re.Match[str], speaker: str | None) -> Finding | None:
 
 
 _EMPLOYED = re.compile(r"工作|上班|实习|任职|就职")
+_LIVES = re.compile(r"生活|定居|安家")
 _PAST = re.compile(r"^(?:之前|以前|曾经|原来|过去)")
 
 
@@ -179,6 +200,8 @@ def _work_at(match: re.Match[str], speaker: str | None) -> Finding | None:
     category = EMPLOYER if _EMPLOYED.fullmatch(match.group("v")) else JOB
     if _PAST.match(match.group("vp")):
         category = "work"
+    elif _LIVES.search(match.group("vp")):
+        category = RESIDENCE  # "在杭州工作和生活": where the user lives
     return finding(Kind.FACT, category, 0.85, who(speaker) + third_person(match.group("vp"), speaker))
 
 
@@ -205,10 +228,27 @@ def _plan(match: re.Match[str], speaker: str | None) -> Finding | None:
     return finding(Kind.FACT, "plan", confidence, who(speaker) + third_person(match.group("vp"), speaker))
 
 
+_DEVICE = "手机|电脑|笔记本|平板|编辑器|浏览器|输入法|邮箱|IDE|ide"
+_TOOL_VERB_LEAD = "(?:现在|目前|平时|平常|一般|主要|一直|都|也|基本|日常|写代码|编程|开发|做开发|办公|记笔记|画图|做图)*"
+
+
+def _tool(match: re.Match[str], speaker: str | None) -> Finding | None:
+    """"我平时写代码主要用Python", "我手机用的是iPhone 15": a named product the user works with."""
+    if "了" in match.group("rest"):
+        return None  # "我用Python写了个脚本" is something done once
+    return finding(Kind.FACT, TOOLS, 0.85, who(speaker) + third_person(match.group("vp"), speaker))
+
+
 LIFE_FACTS: tuple[Pattern, ...] = (
     pattern(
+        "tool",
+        rf"我(?P<vp>(?:的)?(?:{_DEVICE})?{_TOOL_VERB_LEAD}用(?:的是|的)?\s*[A-Za-z][A-Za-z0-9.+#-]*(?: [A-Z0-9][A-Za-z0-9.+#-]*)*(?P<rest>{C}{{0,12}}))",
+        _tool,
+    ),
+    pattern(
         "work_relation",
-        rf"(?:我的|我们的?|我)(?P<role>{_BOSS}|{_MENTOR})(?:现在|目前|就|也)?(?:是|叫|换成了?){_NOT_A_NAME}(?P<name>{_NAME})",
+        rf"(?:我的|我们的?|我)(?P<unit>{_UNIT})(?P<role>{_BOSS}|{_MENTOR})(?:现在|目前|就|也)?(?:是|叫|换成了?){_NOT_A_NAME}"
+        rf"(?P<name>{_TITLED_NAME})",
         _work_relation,
     ),
     pattern(
@@ -228,7 +268,8 @@ LIFE_FACTS: tuple[Pattern, ...] = (
     pattern(
         "home",
         rf"(?:我|我们家|我们一家|我们全家|我家)(?:{_MOVE_WHEN})?(?P<vp>(?:现在|目前|一直|常年|也|已经|刚|刚刚)*(?:不再|不)?"
-        rf"(?:住在|住|定居在|定居|生活在|搬到了?|搬去了?|搬回了?|搬家到了?|迁到了?){C}{{2,15}})",
+        rf"(?:住在|住|定居在|定居|生活在|搬到了?|搬去了?|搬回了?|搬家到了?|迁到了?){C}{{2,15}}"
+        rf"|在(?!家|这|那){C}{{2,8}}?(?:生活|定居|安家)(?:和工作)?{END})",
         _home,
     ),
     pattern("hometown", rf"我(?P<vp>(?:的)?(?:老家|家乡|籍贯)(?:在|是){C}{{2,12}})", about_user(Kind.FACT, ORIGIN, 0.85)),
@@ -246,7 +287,7 @@ LIFE_FACTS: tuple[Pattern, ...] = (
     pattern(
         "children",
         rf"我(?P<vp>(?:有|生了|养了)(?:一|两|二|三|四|五|\d)(?:个|位|名){C}{{0,4}}?(?:孩子|儿子|女儿|闺女|兄弟|姐妹|哥哥|姐姐"
-        rf"|弟弟|妹妹|娃|宝宝){C}{{0,15}})",
+        rf"|弟弟|妹妹|娃|宝宝){C}{{0,15}}{_THEIR_NAMES})",
         about_user(Kind.FACT, "family", 0.85),
     ),
     pattern(
@@ -256,7 +297,7 @@ LIFE_FACTS: tuple[Pattern, ...] = (
     ),
     pattern(
         "pet",
-        rf"我(?P<vp>(?:家)?(?:养了|养着|养|有){C}{{0,10}}?(?:{_PETS}){C}{{0,10}})",
+        rf"我(?P<vp>(?:家)?(?:养了|养着|养|有){C}{{0,10}}?(?:{_PETS}){C}{{0,10}}{_THEIR_NAMES})",
         about_user(Kind.FACT, "pet", 0.85),
     ),
     pattern(
@@ -320,9 +361,13 @@ def style_wish(text: str, speaker: str | None) -> Finding | None:
     return finding(Kind.PREFERENCE, slot, 0.85, f"{who(speaker)}希望{third_person(body, speaker)}")
 
 
+# "以后请多指教", "今后多多关照": a courtesy, not an instruction.
+_COURTESY = re.compile(r"^(?:请|还请|也请)?(?:多多|多|继续)?(?:指教|关照|指点|照顾|包涵|支持|指导|联系)")
+
+
 def _prefixed_rule(match: re.Match[str], speaker: str | None) -> Finding | None:
     rest = match.group("x")
-    if _TALK_OR_SELF.match(rest):
+    if _TALK_OR_SELF.match(rest) or _COURTESY.match(rest):
         return None  # "以后我想…" is the user's plan; "以后再说" is talk
     wish = style_wish(rest, speaker)
     if wish is not None:
@@ -339,6 +384,8 @@ def _prohibition(match: re.Match[str], speaker: str | None) -> Finding | None:
 
 
 def _polite(match: re.Match[str], speaker: str | None) -> Finding | None:
+    if _COURTESY.match("请" + match.group("x")):
+        return None
     wish = style_wish(match.group("x"), speaker)
     if wish is not None:
         return wish
@@ -429,6 +476,12 @@ ACTIONS: tuple[Pattern, ...] = (
     pattern(
         "team_routine",
         rf"^(?P<x>(?:我们|我司|本司)?(?:公司|部门|团队|小组|组里|项目组){C}{{0,6}}?(?:每|定期){CC}+?)[。！!；;\s]*$",
+        as_said(Kind.RULE, "business_rule", 0.8),
+    ),
+    pattern(
+        "team_convention",
+        rf"^(?P<x>(?:我们|我司|本司)?(?:公司|部门|团队|小组|组里|组|项目组)(?:的|里)?{C}{{1,20}}?"
+        rf"(?:统一|一律|都必须|必须|一定要|都要|都得|不允许|不准|禁止){CC}*?)[。！!；;\s]*$",
         as_said(Kind.RULE, "business_rule", 0.8),
     ),
     pattern(
