@@ -170,4 +170,5 @@ def test_bulk_load_copies_rows_and_builds_the_hnsw_index_once_after(server, sche
         assert indexed()
         assert [memory.get(r.id, scope).content for r in records] == texts
         assert memory.search("bulk note 7", scope, k=1, retriever="bm25")[0].record.id == records[7].id
-        assert memory.search("bulk note 3", scope, k=1, retriever="vector")[0].record.id == records[3].id
+        # the HNSW index built after the load answers (approximate: the nearest is among its first three)
+        assert records[3].id in [h.record.id for h in memory.search("bulk note 3", scope, k=3, retriever="vector")]

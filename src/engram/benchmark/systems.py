@@ -13,7 +13,7 @@ import os
 import uuid
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from ..embed import Embedder
 
@@ -24,6 +24,10 @@ LANGGRAPH_SQLITE = "langgraph-sqlite"
 MEM0 = "mem0"
 NUMPY_EXACT = "numpy-exact"
 ALL_SYSTEMS = (ENGRAM, LANGGRAPH_MEMORY, LANGGRAPH_SQLITE, MEM0, NUMPY_EXACT)
+
+if TYPE_CHECKING:
+    from langgraph.store.base import BaseStore, IndexConfig
+    from langgraph.store.sqlite.base import SqliteIndexConfig
 
 
 class PeerUnavailable(RuntimeError):
@@ -101,7 +105,7 @@ def _namespace(user: str) -> tuple[str, ...]:
 class _LangGraphStore:
     """Writes through ``store.batch`` (one embedding call per batch, as LangGraph does)."""
 
-    store: object
+    store: BaseStore
 
     def write(self, user: str, texts: Sequence[str]) -> None:
         from langgraph.store.base import PutOp
@@ -121,7 +125,7 @@ class LangGraphMemorySystem(_LangGraphStore):
             from langgraph.store.memory import InMemoryStore
         except ImportError as exc:
             raise PeerUnavailable("langgraph is not installed (pip install langgraph)") from exc
-        index = {"dims": embedder.dim, "embed": langchain_embeddings(embedder), "fields": ["text"]}
+        index: IndexConfig = {"dims": embedder.dim, "embed": langchain_embeddings(embedder), "fields": ["text"]}
         self.store = InMemoryStore(index=index)
 
     def close(self) -> None:
@@ -168,7 +172,7 @@ class LangGraphSqliteSystem(_LangGraphStore):
         sqlite = extension_sqlite()
         self.binding = f"{sqlite.__name__} (SQLite {sqlite.sqlite_version})"
         self.conn = sqlite.connect(str(workdir / "langgraph.db"), check_same_thread=False, isolation_level=None)
-        index = {"dims": embedder.dim, "embed": langchain_embeddings(embedder), "fields": ["text"]}
+        index: SqliteIndexConfig = {"dims": embedder.dim, "embed": langchain_embeddings(embedder), "fields": ["text"]}
         self.store = SqliteStore(self.conn, index=index)
         self.store.setup()
 

@@ -22,7 +22,7 @@ import random
 import re
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from typing import Any, TypeVar
@@ -94,6 +94,14 @@ class _Stage:
 
     def __init__(self) -> None:
         self.name = "connect"
+
+
+def _one(cursor: psycopg.Cursor[Any]) -> tuple[Any, ...]:
+    """The one row a query always returns (an aggregate, a function call)."""
+    row = cursor.fetchone()
+    if row is None:
+        raise StorageError("PostgreSQL returned no row where one was expected")
+    return row
 
 
 class PostgresStore(episodes.EpisodeReads):
@@ -224,7 +232,7 @@ class PostgresStore(episodes.EpisodeReads):
             stage.name = "done"
             return result
 
-    def _read(self, tenant: str | None, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
+    def _read(self, tenant: str | None, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> list[tuple]:
         return self._transaction(tenant, lambda conn: conn.execute(sql, params).fetchall(), write=False)
 
     # -- writes ------------------------------------------------------------------------------
@@ -243,7 +251,7 @@ class PostgresStore(episodes.EpisodeReads):
         if known is not None and (known[0] or time.monotonic() - known[1] < 60):
             return known[0]
         name = f"{self.schema}.{pg_vector_index_name(model, dim)}"
-        exists = self._transaction(None, lambda c: c.execute("SELECT to_regclass(%s)", (name,)).fetchone()[0],
+        exists = self._transaction(None, lambda c: _one(c.execute("SELECT to_regclass(%s)", (name,)))[0],
                                    write=False) is not None
         self._indexes[(model, dim)] = (exists, time.monotonic())
         return exists
@@ -344,9 +352,9 @@ class PostgresStore(episodes.EpisodeReads):
 
         def work(conn: psycopg.Connection) -> list[tuple]:
             # the statistics of the scopes this query covers, and of nothing else
-            totals = conn.execute(
+            totals = _one(conn.execute(
                 "SELECT coalesce(sum(docs), 0)::bigint, coalesce(sum(total_len), 0)::bigint "
-                f"FROM {self._s}.scope_state WHERE tenant_id = %s{scope}", (tenant, *scope_params)).fetchone()
+                f"FROM {self._s}.scope_state WHERE tenant_id = %s{scope}", (tenant, *scope_params)))
             docs, total_len = totals if totals is not None else (0, 0)
             if not docs:
                 return []
@@ -374,10 +382,10 @@ class PostgresStore(episodes.EpisodeReads):
 
         def work(conn: psycopg.Connection) -> list[tuple]:
             if indexed:
-                size = conn.execute(
+                size = _one(conn.execute(
                     f"SELECT count(*) FROM (SELECT 1 FROM {self._s}.memories WHERE {clause} AND embedding_model = %s "
                     "LIMIT %s) AS scope", [*params, model, self.exact_threshold + 1],
-                ).fetchone()[0]
+                ))[0]
                 if size > self.exact_threshold:
                     conn.execute(f"SET LOCAL hnsw.ef_search = {min(max(self.ef_search, limit), 1000)}")
                     found = conn.execute(pg_nearest(self._s, clause, model, dim, indexed=True),
@@ -445,9 +453,7 @@ class PostgresStore(episodes.EpisodeReads):
 
         def work(conn: psycopg.Connection) -> str:
             conn.execute(insert, (key, value))
-            row = conn.execute(select, (key,)).fetchone()
-            assert row is not None  # written just above in this transaction
-            return str(row[0])
+            return str(_one(conn.execute(select, (key,)))[0])  # written just above in this transaction
 
         return self._transaction("", work, write=True)
 
@@ -478,16 +484,16 @@ class PostgresStore(episodes.EpisodeReads):
         by_status = pairs(f"SELECT status, count(*) FROM {s}.memories {where} GROUP BY status")
         by_kind = pairs(f"SELECT kind, count(*) FROM {s}.memories {where} GROUP BY kind")
         models = pairs(f"SELECT coalesce(embedding_model, ''), count(*) FROM {s}.memories {where} GROUP BY 1")
-        versions = conn.execute(f"SELECT count(*) FROM {s}.memory_versions {where}", params).fetchone()[0]
-        audits = conn.execute(f"SELECT count(*) FROM {s}.audit_log {where}", params).fetchone()[0]
-        tenants = conn.execute(f"SELECT count(DISTINCT tenant_id) FROM {s}.memories {where}", params).fetchone()[0]
-        size, schema_version, rls = conn.execute(
+        versions = _one(conn.execute(f"SELECT count(*) FROM {s}.memory_versions {where}", params))[0]
+        audits = _one(conn.execute(f"SELECT count(*) FROM {s}.audit_log {where}", params))[0]
+        tenants = _one(conn.execute(f"SELECT count(DISTINCT tenant_id) FROM {s}.memories {where}", params))[0]
+        size, schema_version, rls = _one(conn.execute(
             "SELECT (SELECT sum(pg_total_relation_size(c.oid))::bigint FROM pg_class c JOIN pg_namespace n "
             "ON n.oid = c.relnamespace WHERE n.nspname = %s AND c.relkind = 'r'), "
             f"(SELECT max(version) FROM {s}.engram_migrations), "
             "(SELECT NOT (rolsuper OR rolbypassrls) FROM pg_roles WHERE rolname = current_user)",
             (self.schema,),
-        ).fetchone()
+        ))
         return Stats(
             records=sum(by_status.values()),
             active=by_status.get("active", 0),
@@ -529,8 +535,7 @@ class PostgresStore(episodes.EpisodeReads):
             raise StorageError("the store is closed")
         key = f"engram.consolidate.{self.schema}.{tenant}\x1f{namespace_key(namespace)}"
         with self._pool.connection() as conn:
-            row = conn.execute("SELECT pg_try_advisory_lock(hashtextextended(%s, 0))", (key,)).fetchone()
-            got = bool(row and row[0])
+            got = bool(_one(conn.execute("SELECT pg_try_advisory_lock(hashtextextended(%s, 0))", (key,)))[0])
             try:
                 yield got
             finally:

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+import psycopg
 from psycopg.types.json import Jsonb
 
 from ..model import Job, JobStatus, Operation
@@ -34,12 +35,12 @@ def claim(store: PostgresStore, now: datetime, lease_seconds: float) -> Job | No
     )
     lease = now + timedelta(seconds=lease_seconds)
     for tenant, job_id in candidates:
-        found = store._transaction(
-            tenant,
-            lambda conn, t=tenant, j=job_id: conn.execute(
-                take, {"now": now, "lease": lease, "tenant": t, "id": j}).fetchall(),
-            write=True,
-        )
+        values = {"now": now, "lease": lease, "tenant": tenant, "id": job_id}
+
+        def work(conn: psycopg.Connection, values: dict[str, Any] = values) -> list[tuple]:
+            return conn.execute(take, values).fetchall()
+
+        found = store._transaction(tenant, work, write=True)
         if found:
             return rows.job_from_row(found[0])
     return None
@@ -67,7 +68,7 @@ def finish(
 
 
 def listing(store: PostgresStore, tenant: str | None, statuses: Sequence[JobStatus], limit: int) -> list[Job]:
-    sql, params = f"SELECT {rows.JOB_COLUMNS} FROM {store._s}.jobs WHERE true", []
+    sql, params = f"SELECT {rows.JOB_COLUMNS} FROM {store._s}.jobs WHERE true", list[Any]()
     if tenant is not None:
         sql += " AND tenant_id = %s"
         params.append(tenant)

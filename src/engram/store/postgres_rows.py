@@ -9,7 +9,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from functools import lru_cache
-from typing import Any
+from typing import Any, overload
 
 from psycopg.types.json import Jsonb
 
@@ -102,6 +102,12 @@ def audit_params(tenant: str, draft: AuditDraft) -> tuple:
             namespace_key(draft.namespace), draft.source_message_id, Jsonb(draft.detail))
 
 
+@overload
+def _utc(moment: datetime) -> datetime: ...
+@overload
+def _utc(moment: None) -> None: ...
+@overload
+def _utc(moment: datetime | None) -> datetime | None: ...
 def _utc(moment: datetime | None) -> datetime | None:
     return None if moment is None else moment.astimezone(UTC)
 

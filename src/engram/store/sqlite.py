@@ -507,11 +507,12 @@ class SQLiteStore(episodes.EpisodeReads):
 
     def stats(self, tenant: str | None = None) -> Stats:
         where, params = ("WHERE tenant = ?", [tenant]) if tenant else ("", [])
-        by_status = dict(self._read(f"SELECT status, count(*) FROM memories {where} GROUP BY status", params))
-        by_kind = dict(self._read(f"SELECT kind, count(*) FROM memories {where} GROUP BY kind", params))
-        models = dict(
-            self._read(f"SELECT coalesce(embedding_model, ''), count(*) FROM memories {where} GROUP BY 1", params)
-        )
+        def pairs(sql: str) -> dict[str, int]:
+            return {str(row[0]): int(row[1]) for row in self._read(sql, params)}
+
+        by_status = pairs(f"SELECT status, count(*) FROM memories {where} GROUP BY status")
+        by_kind = pairs(f"SELECT kind, count(*) FROM memories {where} GROUP BY kind")
+        models = pairs(f"SELECT coalesce(embedding_model, ''), count(*) FROM memories {where} GROUP BY 1")
         versions = self._read(f"SELECT count(*) FROM memory_versions {where}", params)[0][0]
         audits = self._read(f"SELECT count(*) FROM audit_log {where}", params)[0][0]
         tenants = self._read(f"SELECT count(DISTINCT tenant) FROM memories {where}", params)[0][0]

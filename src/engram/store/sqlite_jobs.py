@@ -21,7 +21,7 @@ def insert_job(conn: sqlite3.Connection, job: Job) -> None:
 
 def claim_due_job(conn: sqlite3.Connection, now: datetime, lease_seconds: float) -> Job | None:
     """Take the oldest due job, or one whose worker's lease ran out (it died)."""
-    moment = to_epoch(now)
+    moment = now.timestamp()
     row = conn.execute(
         "SELECT tenant, id FROM jobs WHERE (status = 'queued' AND next_attempt_at <= ?) "
         "OR (status = 'running' AND lease_until < ?) ORDER BY next_attempt_at LIMIT 1",

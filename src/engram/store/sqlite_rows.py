@@ -71,7 +71,9 @@ def upsert_record(conn: sqlite3.Connection, write: RecordWrite) -> int:
 
 def insert_record(conn: sqlite3.Connection, write: RecordWrite) -> int:
     """A record known not to exist yet: a plain INSERT (half the cost of the upsert)."""
-    return conn.execute(_INSERT, record_values(write)).lastrowid
+    rowid = conn.execute(_INSERT, record_values(write)).lastrowid
+    assert rowid is not None  # an INSERT that returned sets it
+    return rowid
 
 
 _INSERT_VERSION = (
