@@ -28,6 +28,7 @@ from .common import (
     JsonOption,
     NsOption,
     TenantOption,
+    UserOption,
     console,
     fail,
     opened,
@@ -41,7 +42,6 @@ from .tables import fields_table, hits_table, record_fields, records_table, stat
 
 app = typer.Typer(help="engram: long-term memory for AI agents.", no_args_is_help=True, add_completion=True,
                   rich_markup_mode=None)
-UserOpt = Annotated[str | None, typer.Option("--user", "-u", help="User id (scope users/<id>)")]
 IdArg = Annotated[str, typer.Argument(help="A memory id, or a unique prefix of at least 8 characters")]
 AsOfOption = Annotated[str | None, typer.Option("--as-of", help="What was valid then: an ISO date or time "
                                                               "(UTC unless it has an offset), e.g. 2026-03-01")]
@@ -78,7 +78,7 @@ def remember(
     importance: float = 0.5,
     confidence: float = 1.0,
     tag: Annotated[list[str] | None, typer.Option("--tag", help="Repeatable")] = None,
-    db: DbOption = None, tenant: TenantOption = "default", user: UserOpt = None, agent: AgentOption = None,
+    db: DbOption = None, tenant: TenantOption = "default", user: UserOption = None, agent: AgentOption = None,
     ns: NsOption = None, json_out: JsonOption = False,
 ) -> None:
     """Store one memory as given."""
@@ -98,7 +98,7 @@ def search(
     retriever: Annotated[str | None, typer.Option(help="hybrid | bm25 | vector")] = None,
     descendants: Annotated[bool, typer.Option(help="Include nested namespaces")] = False,
     as_of: AsOfOption = None,
-    db: DbOption = None, tenant: TenantOption = "default", user: UserOpt = None, agent: AgentOption = None,
+    db: DbOption = None, tenant: TenantOption = "default", user: UserOption = None, agent: AgentOption = None,
     ns: NsOption = None, json_out: JsonOption = False,
 ) -> None:
     """Hybrid search inside a scope, with each hit's signals."""
@@ -120,7 +120,7 @@ def context_cmd(
     query: str,
     budget: Annotated[int, typer.Option(help="Token budget of the block")] = 800,
     as_of: AsOfOption = None,
-    db: DbOption = None, tenant: TenantOption = "default", user: UserOpt = None, agent: AgentOption = None,
+    db: DbOption = None, tenant: TenantOption = "default", user: UserOption = None, agent: AgentOption = None,
     ns: NsOption = None, json_out: JsonOption = False,
 ) -> None:
     """Print the memory block that would be injected into a prompt."""
@@ -143,7 +143,7 @@ def list_cmd(
     kind: Annotated[list[str] | None, typer.Option("--kind", help="Repeatable")] = None,
     tag: Annotated[list[str] | None, typer.Option("--tag", help="Repeatable: every tag must be present")] = None,
     descendants: bool = False,
-    db: DbOption = None, tenant: TenantOption = "default", user: UserOpt = None, agent: AgentOption = None,
+    db: DbOption = None, tenant: TenantOption = "default", user: UserOption = None, agent: AgentOption = None,
     ns: NsOption = None, json_out: JsonOption = False,
 ) -> None:
     """List memories in a scope, a page at a time."""
@@ -220,7 +220,7 @@ def purge(
                                                     "or give --user/--ns for a whole scope")] = None,
     reason: str | None = None,
     yes: Annotated[bool, typer.Option("--yes", help="Do not ask for confirmation")] = False,
-    db: DbOption = None, tenant: TenantOption = "default", user: UserOpt = None, agent: AgentOption = None,
+    db: DbOption = None, tenant: TenantOption = "default", user: UserOption = None, agent: AgentOption = None,
     ns: NsOption = None, json_out: JsonOption = False,
 ) -> None:
     """Hard delete, versions included (right to be forgotten)."""
@@ -243,7 +243,7 @@ def purge(
 @app.command()
 def export(
     dest: Annotated[Path | None, typer.Argument(help="Output file; stdout when omitted")] = None,
-    db: DbOption = None, tenant: TenantOption = "default", user: UserOpt = None, agent: AgentOption = None,
+    db: DbOption = None, tenant: TenantOption = "default", user: UserOption = None, agent: AgentOption = None,
     ns: NsOption = None,
 ) -> None:
     """Export a scope (and below) as JSONL, versions included."""

@@ -16,6 +16,7 @@ from .common import (
     JsonOption,
     NsOption,
     TenantOption,
+    UserOption,
     console,
     opened,
     print_json,
@@ -25,7 +26,6 @@ from .common import (
 
 approvals = typer.Typer(help="Changes held by an approval rule: list, approve (optionally edited), reject.",
                         no_args_is_help=True)
-UserOpt = Annotated[str | None, typer.Option("--user", "-u", help="User id (scope users/<id>)")]
 ReviewerOpt = Annotated[str | None, typer.Option("--reviewer", envvar="ENGRAM_REVIEWER",
                                                  help="Who decides (audited); default cli:<login>")]
 
@@ -38,7 +38,7 @@ def reviewer_name(given: str | None) -> str:
 def list_cmd(
     status: Annotated[str, typer.Option(help="pending, approved, rejected, expired, or all")] = "pending",
     limit: int = 50,
-    db: DbOption = None, tenant: TenantOption = "default", user: UserOpt = None, agent: AgentOption = None,
+    db: DbOption = None, tenant: TenantOption = "default", user: UserOption = None, agent: AgentOption = None,
     ns: NsOption = None, json_out: JsonOption = False,
 ) -> None:
     """Pending changes of a scope and below it (the whole tenant by default), oldest first."""

@@ -15,6 +15,7 @@ from .common import (
     JsonOption,
     NsOption,
     TenantOption,
+    UserOption,
     console,
     fail,
     opened,
@@ -24,8 +25,6 @@ from .common import (
     scope_from,
 )
 from .tables import events_table, jobs_table
-
-UserOpt = Annotated[str | None, typer.Option("--user", "-u", help="User id (scope users/<id>)")]
 
 
 def _read_turns(text: str | None, file: Path | None) -> list[str]:
@@ -50,7 +49,7 @@ def register(app: typer.Typer) -> None:
         thread: Annotated[str | None, typer.Option(help="Thread id recorded as the source")] = None,
         background: Annotated[bool, typer.Option(help="Queue it and return at once")] = False,
         force: Annotated[bool, typer.Option(help="Extract even if the trigger would not fire")] = False,
-        db: DbOption = None, tenant: TenantOption = "default", user: UserOpt = None, agent: AgentOption = None,
+        db: DbOption = None, tenant: TenantOption = "default", user: UserOption = None, agent: AgentOption = None,
         ns: NsOption = None, json_out: JsonOption = False,
     ) -> None:
         """Extract memories from conversation text and reconcile them with the store."""

@@ -15,6 +15,7 @@ from .common import (
     JsonOption,
     NsOption,
     TenantOption,
+    UserOption,
     console,
     opened,
     print_json,
@@ -23,7 +24,6 @@ from .common import (
 )
 
 review = typer.Typer(help="Write accuracy: queue a sample of recent writes and judge them.", no_args_is_help=True)
-UserOpt = Annotated[str | None, typer.Option("--user", "-u", help="User id (scope users/<id>)")]
 
 
 @review.command("sample")
@@ -32,7 +32,7 @@ def sample(
     days: Annotated[float, typer.Option(help="Writes of the last N days")] = 7.0,
     actor: Annotated[str | None, typer.Option(help="Only writes by actors matching this pattern, e.g. pipeline")]
     = None,
-    db: DbOption = None, tenant: TenantOption = "default", user: UserOpt = None, agent: AgentOption = None,
+    db: DbOption = None, tenant: TenantOption = "default", user: UserOption = None, agent: AgentOption = None,
     ns: NsOption = None,
 ) -> None:
     """Queue a random sample of recent writes (not yet queued) for review."""
@@ -49,7 +49,7 @@ def sample(
 def list_cmd(
     reviewed: Annotated[bool, typer.Option("--reviewed", help="Show judged samples instead")] = False,
     limit: int = 50,
-    db: DbOption = None, tenant: TenantOption = "default", user: UserOpt = None, agent: AgentOption = None,
+    db: DbOption = None, tenant: TenantOption = "default", user: UserOption = None, agent: AgentOption = None,
     ns: NsOption = None, json_out: JsonOption = False,
 ) -> None:
     """Samples awaiting a verdict (or judged ones), with what was written."""

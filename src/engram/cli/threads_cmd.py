@@ -14,6 +14,7 @@ from .common import (
     JsonOption,
     NsOption,
     TenantOption,
+    UserOption,
     console,
     opened,
     print_json,
@@ -24,14 +25,13 @@ from .common import (
 
 threads = typer.Typer(help="Past conversations: list threads, show one, search them by words and meaning.",
                       no_args_is_help=True)
-UserOpt = Annotated[str | None, typer.Option("--user", "-u", help="User id (scope users/<id>)")]
 NestedOpt = Annotated[bool, typer.Option("--nested", help="Include every scope below (e.g. a whole org)")]
 
 
 @threads.command("list")
 def list_cmd(
     limit: int = 50, nested: NestedOpt = False,
-    db: DbOption = None, tenant: TenantOption = "default", user: UserOpt = None, agent: AgentOption = None,
+    db: DbOption = None, tenant: TenantOption = "default", user: UserOption = None, agent: AgentOption = None,
     ns: NsOption = None, json_out: JsonOption = False,
 ) -> None:
     """The scope's conversations, most recent first."""
@@ -53,7 +53,7 @@ def list_cmd(
 @threads.command("show")
 def show_cmd(
     thread_id: str, limit: int = 1000,
-    db: DbOption = None, tenant: TenantOption = "default", user: UserOpt = None, agent: AgentOption = None,
+    db: DbOption = None, tenant: TenantOption = "default", user: UserOption = None, agent: AgentOption = None,
     ns: NsOption = None, json_out: JsonOption = False,
 ) -> None:
     """Every turn of one thread, in order."""
@@ -73,7 +73,7 @@ def search_cmd(
     k: Annotated[int, typer.Option("-k", help="How many threads at most")] = 5,
     window: Annotated[int, typer.Option(help="Neighbouring turns shown on each side of a match")] = 1,
     nested: NestedOpt = False,
-    db: DbOption = None, tenant: TenantOption = "default", user: UserOpt = None, agent: AgentOption = None,
+    db: DbOption = None, tenant: TenantOption = "default", user: UserOption = None, agent: AgentOption = None,
     ns: NsOption = None, json_out: JsonOption = False,
 ) -> None:
     """Search past conversations: matching turns with their neighbours, thread and time."""
@@ -98,7 +98,7 @@ def consolidate(
     all_tenants: Annotated[bool, typer.Option("--all-tenants", help="Every tenant (default: --tenant)")] = False,
     agent_mode: Annotated[bool, typer.Option("--agent", help="Extract with a LangGraph agent over the LLM of "
                                                              "OPENAI_BASE_URL / OPENAI_API_KEY / LLM_MODEL")] = False,
-    db: DbOption = None, tenant: TenantOption = "default", user: UserOpt = None, agent: AgentOption = None,
+    db: DbOption = None, tenant: TenantOption = "default", user: UserOption = None, agent: AgentOption = None,
     ns: NsOption = None, json_out: JsonOption = False,
 ) -> None:
     """Consolidate new conversation turns into memories and idle threads into episodes
