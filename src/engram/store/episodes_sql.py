@@ -23,7 +23,7 @@ import numpy as np
 from ..episodes.values import EpisodeWrites, Thread, ThreadQuery, Turn, TurnDraft, TurnQuery
 from ..errors import ConflictError
 from .codec import SEPARATOR, dumps, namespace_from_key, namespace_key, namespace_range
-from .sql import Dialect, _check_stored
+from .sql import Dialect, DialectTables, _check_stored
 
 TURN_COLUMNS = ("seq", "namespace", "thread_id", "role", "name", "content", "message_id", "at", "metadata", "terms")
 THREAD_COLUMNS = ("namespace", "id", "started_at", "last_at", "turns", "metadata", "episode_id", "summarized_at")
@@ -123,19 +123,12 @@ CREATE TABLE {schema}.consolidation_state (
 """
 
 
-class Tables:
+class Tables(DialectTables):
     def __init__(self, dialect: Dialect, prefix: str = "") -> None:
-        self.d = dialect
-        self.p = dialect.placeholder
-        self.tenant = dialect.tenant_column
-        self.json = "?" if dialect.name == "sqlite" else "%s::jsonb"
+        super().__init__(dialect)
         self.threads = f"{prefix}threads"
         self.turns = f"{prefix}turns"
         self.state = f"{prefix}consolidation_state"
-        self.sqlite = dialect.name == "sqlite"
-
-    def time(self, moment: datetime | None) -> Any:
-        return None if moment is None else self.d.time_value(moment)
 
 
 def as_time(value: Any) -> datetime | None:

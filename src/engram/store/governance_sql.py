@@ -31,7 +31,7 @@ from ..governance.values import (
 from ..model import MemoryRecord, Operation, freeze_mapping
 from .codec import dumps, from_epoch, namespace_from_key, namespace_key, namespace_range, record_from_data
 from .codec import record_to_data as _record_data
-from .sql import Dialect
+from .sql import Dialect, DialectTables
 from .sql import _check_stored as check_stored
 
 PENDING_COLUMNS = ("id", "namespace", "record_id", "status", "created_at", "expires_at", "actor", "reason", "rule",
@@ -41,21 +41,15 @@ SAMPLE_COLUMNS = ("id", "record_id", "version", "namespace", "actor", "written_a
                   "reviewer", "reviewed_at", "note")
 
 
-class Tables:
+class Tables(DialectTables):
     """Where one backend keeps the governance tables, and how it spells parameters."""
 
     def __init__(self, dialect: Dialect, prefix: str = "") -> None:
-        self.d = dialect
-        self.p = dialect.placeholder
-        self.tenant = dialect.tenant_column
-        self.json = "?" if dialect.name == "sqlite" else "%s::jsonb"
+        super().__init__(dialect)
         self.pending = f"{prefix}pending_changes"
         self.recalls = f"{prefix}recalls"
         self.samples = f"{prefix}write_samples"
         self.jobs = f"{prefix}jobs"
-
-    def time(self, moment: datetime | None) -> Any:
-        return None if moment is None else self.d.time_value(moment)
 
 
 # -- writes ----------------------------------------------------------------------------------

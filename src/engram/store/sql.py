@@ -71,6 +71,21 @@ class Dialect:
         return to_epoch(moment) if self.name == "sqlite" else moment
 
 
+
+class DialectTables:
+    """Where one backend keeps a feature's tables, and how it spells parameters, JSON
+    and times (governance_sql and episodes_sql name their tables on top of it)."""
+
+    def __init__(self, dialect: Dialect) -> None:
+        self.d = dialect
+        self.p = dialect.placeholder
+        self.tenant = dialect.tenant_column
+        self.json = "?" if dialect.name == "sqlite" else "%s::jsonb"
+        self.sqlite = dialect.name == "sqlite"
+
+    def time(self, moment: datetime | None) -> Any:
+        return None if moment is None else self.d.time_value(moment)
+
 SQLITE = Dialect("sqlite", "?")
 POSTGRES = Dialect("postgres", "%s", tenant_column="tenant_id")
 
