@@ -61,7 +61,7 @@ def _nearest(memory: Memory) -> list:
 
 
 def _as_sqlite_version_4(path: str) -> None:
-    """Turn a current file back into what engram wrote at schema version 4: one
+    """Turn a current file back into what engram wrote before migration 6: one
     file-wide FTS5 table holding each record's terms, vectors in the records' rows, no
     postings, no terms column."""
     with sqlite3.connect(path) as conn:
@@ -75,7 +75,7 @@ def _as_sqlite_version_4(path: str) -> None:
         conn.execute("DROP TABLE memory_vectors")
         conn.execute("DROP TABLE scopes")
         conn.execute("ALTER TABLE memories DROP COLUMN terms")
-        conn.execute("DELETE FROM schema_migrations WHERE version > 4")
+        conn.execute("DELETE FROM schema_migrations WHERE version = 6")  # the later ones stay applied
 
 
 def test_sqlite_store_at_version_4_migrates_and_ranks_like_a_fresh_one(tmp_path):
@@ -116,7 +116,7 @@ def owner_url():
 
 
 def _as_postgres_version_3(server, schema: str) -> None:
-    """Turn a current schema back into what engram wrote at version 3: document
+    """Turn a current schema back into what engram wrote before migration 5: document
     frequencies and lengths per tenant (lexicon, tenant_state), none per scope."""
     s = f'"{schema}"'
     first = postgres_migrations.MIGRATIONS[0][2].format(schema=s)
@@ -128,7 +128,7 @@ def _as_postgres_version_3(server, schema: str) -> None:
         conn.execute(f"INSERT INTO {s}.tenant_state SELECT tenant_id, count(*), sum(doc_len) FROM {s}.memories "
                      "GROUP BY 1")
         conn.execute(f"DROP TABLE {s}.scope_lexicon, {s}.scope_state")
-        conn.execute(f"DELETE FROM {s}.engram_migrations WHERE version > 3")
+        conn.execute(f"DELETE FROM {s}.engram_migrations WHERE version = 5")  # the others stay applied
 
 
 def test_postgres_schema_at_version_3_migrates_and_ranks_like_a_fresh_one(owner_url):

@@ -49,6 +49,12 @@ class Findings:
             self.leaks.append(where)
 
 
+def _letters(n: int) -> str:
+    """A random word of letters only: a run of digits could be taken for personal data
+    (a phone number) and masked by the PII policy, and the marker would vanish."""
+    return "".join(chr(ord("a") + b % 26) for b in uuid.uuid4().bytes[:n])
+
+
 def _plant(memory: Memory, marker: str) -> set[str]:
     ids = set()
     for namespace in (("users", "ana"), ("users", "ana", "private"), ("orgs", "acme"), ()):
@@ -218,7 +224,7 @@ def run(backend: str, *, rounds: int = 1, pg_url: str | None = None, side_docume
         totals = {"attempts": 0, "leaks": [], "server_errors": [], "changed": []}
         with _open(target.url) as memory:
             for _ in range(rounds):
-                marker = "zq" + uuid.uuid4().hex[:12]
+                marker = "zq" + _letters(12)
                 found = Findings(marker, _plant(memory, marker))
                 for attack in (_python_attacks, _http_attacks, _mcp_attacks, _store_attacks):
                     attack(memory, found)
@@ -226,7 +232,7 @@ def run(backend: str, *, rounds: int = 1, pg_url: str | None = None, side_docume
                 totals["leaks"] += found.leaks
                 totals["server_errors"] += found.server_errors
                 totals["changed"] += _victim_intact(memory, found)
-            channel = side_channel(memory, "zorblax" + uuid.uuid4().hex[:6], side_documents)
+            channel = side_channel(memory, "zorblax" + _letters(6), side_documents)
         return {"backend": backend, "attempts": totals["attempts"], "leaks": len(totals["leaks"]),
                 "first_leak": totals["leaks"][0] if totals["leaks"] else None,
                 "server_errors": len(totals["server_errors"]), "victim_records_changed": len(totals["changed"]),
