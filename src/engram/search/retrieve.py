@@ -30,7 +30,7 @@ RETRIEVERS: tuple[str, ...] = ("hybrid", "bm25", "vector")
 FUSIONS: tuple[str, ...] = ("weighted", "rrf", "minmax")
 # z-logistic: z-scores over the pool, weighted, squashed by a logistic; z: the same unsquashed;
 # mean: the parts' raw cosines weighted (no standardisation)
-ENSEMBLE_FUSIONS: tuple[str, ...] = ("z-logistic", "z", "mean")
+ENSEMBLE_FUSIONS: tuple[str, ...] = ("z-logistic", "z", "mean", "rank")
 
 
 @dataclass(frozen=True, slots=True)
@@ -362,6 +362,9 @@ def ensemble_scores(
     per_part = part_cosines(parts, np.vstack([stored[key] for key in ids]), query)
     if how == "mean":
         fused = part_weights(first_weight, len(parts)) @ per_part
+    elif how == "rank":  # reciprocal ranks of each model over the pool, weighted
+        ranks = np.argsort(np.argsort(-per_part, axis=1, kind="stable"), axis=1)
+        fused = part_weights(first_weight, len(parts)) @ (1.0 / (60.0 + ranks))
     else:
         fused = fuse_parts(per_part, first_weight)
         if how == "z-logistic":
