@@ -3,7 +3,7 @@
     python bench/cv_joint.py RESULTS.json [RESULTS.json ...] [PREFIX::RESULTS.json ...] [--json]
 
 Each RESULTS.json is one ``engram eval`` run on one dataset; a retriever label
-(e.g. ``-r w06:ensemble_weight=0.6``) is one candidate setting, and a candidate
+(e.g. ``-r lw07:lexical_weight=0.7``) is one candidate setting, and a candidate
 must be measured on every dataset. ``PREFIX::file`` puts PREFIX before the file's
 labels, so runs of another embedder join as candidates of their own (``usem3::``).
 Targets: MADial recall@5 per language, LoCoMo recall@5, and for
