@@ -59,7 +59,8 @@ def load(args: Sequence[str]) -> tuple[Scores, Units]:
             # several files of one target: their labels join (a label repeated is the same run)
             per: dict[str, dict[str, float]] = scores.setdefault(target, {})
             for index, row in enumerate(data["per_query"]):
-                units.setdefault(target, {})[row["id"]] = fold_of(dataset, row, index)
+                # a unit is held out of every target of its dataset (LongMemEval: session and turn)
+                units.setdefault(target, {})[row["id"]] = f"{name}: {fold_of(dataset, row, index)}"
                 for label, result in row["retrievers"].items():
                     name_of = f"{prefix} {label}" if prefix else label
                     per.setdefault(name_of, {}).setdefault(row["id"], metric_of(result["metrics"], metric))
@@ -75,11 +76,11 @@ def target_mean(scores: Mapping[str, float], ids: Sequence[str]) -> float:
     return mean([scores[q] for q in ids])
 
 
-def objective(scores: Scores, units: Units, candidate: str, held: tuple[str, str] | None) -> float:
+def objective(scores: Scores, units: Units, candidate: str, held: str | None) -> float:
     """Mean over targets of the candidate's mean on the queries outside the held-out unit."""
     per_target = []
     for target, per in scores.items():
-        ids = [q for q, unit in units[target].items() if held is None or (target, unit) != held]
+        ids = [q for q, unit in units[target].items() if unit != held]
         per_target.append(target_mean(per[candidate], ids))
     return mean(per_target)
 
@@ -95,14 +96,14 @@ class Chooser:
             raise SystemExit(f"--baseline {baseline!r} is not a candidate")
         self.scores, self.units, self.rule, self.baseline, self.floors = scores, units, rule, baseline, floors
 
-    def train_means(self, candidate: str, held: tuple[str, str] | None) -> dict[str, float]:
+    def train_means(self, candidate: str, held: str | None) -> dict[str, float]:
         out = {}
         for target, per in self.scores.items():
-            ids = [q for q, unit in self.units[target].items() if held is None or (target, unit) != held]
+            ids = [q for q, unit in self.units[target].items() if unit != held]
             out[target] = target_mean(per[candidate], ids)
         return out
 
-    def shortfall(self, candidate: str, held: tuple[str, str] | None) -> float:
+    def shortfall(self, candidate: str, held: str | None) -> float:
         got = self.train_means(candidate, held)
         base = self.train_means(self.baseline, held) if self.baseline else {}
         short = 0.0
@@ -111,7 +112,7 @@ class Chooser:
             short += max(0.0, need - value - 1e-9)
         return short
 
-    def choose(self, candidates: Sequence[str], held: tuple[str, str] | None) -> str:
+    def choose(self, candidates: Sequence[str], held: str | None) -> str:
         def rank(c: str) -> tuple[float, float]:
             fall = self.shortfall(c, held) if self.rule == "targets" else 0.0
             return (-fall, objective(self.scores, self.units, c, held))
@@ -128,7 +129,7 @@ def cross_validate(scores: Scores, units: Units, chooser: Chooser) -> dict[str, 
     for target in scores:
         held_out = []
         for unit in sorted(set(units[target].values())):
-            best = chooser.choose(candidates, (target, unit))
+            best = chooser.choose(candidates, unit)
             ids = [q for q, u in units[target].items() if u == unit]
             held_out.append(target_mean(scores[target][best], ids))
             folds.append({"target": target, "unit": unit, "chosen": best, "held_out": round(held_out[-1], 4)})
