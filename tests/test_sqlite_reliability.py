@@ -89,8 +89,10 @@ def test_cli_import_of_a_missing_file_prints_one_line(db_path, tmp_path):
     assert len(result.output.strip().splitlines()) == 1
 
 
-SECRET = "Zanzibarquux Vexillomancer phoned from 555-0199-8876"
-NEEDLES = [b"zanzibarquux", b"Zanzibarquux", b"vexillom", b"Vexillomancer", b"0199", b"8876"]
+# needles long enough that no record id, timestamp or vector byte run matches them by chance
+# (a 4-digit needle such as "8876" turned up inside unrelated hex ids)
+SECRET = "Zanzibarquux Vexillomancer phoned from extension 73921846"
+NEEDLES = [b"zanzibarquux", b"Zanzibarquux", b"vexillom", b"Vexillomancer", b"73921846"]
 
 
 def _traces(path: str) -> list[str]:
