@@ -186,7 +186,6 @@ def valid_then(record: MemoryRecord, moment: datetime) -> bool:
 
 def rerank(
     candidates: Sequence[Candidate], records: dict[str, MemoryRecord], settings: RetrievalSettings, now: datetime,
-    query_terms: Sequence[str] = (), tokenizer: Tokenizer = DEFAULT_TOKENIZER,
 ) -> list[SearchHit]:
     hits = []
     for cand in candidates:
@@ -200,7 +199,6 @@ def rerank(
             recency=recency(record, now, settings.recency_half_life_days),
             importance=record.importance,
             validity=1.0 if valid_then(record, now) else 0.0,
-            overlap=term_overlap(query_terms, tokenizer.query_terms(record.indexed_text)),
         )
         score = signals.validity * (
             settings.relevance_weight * signals.relevance
@@ -259,17 +257,17 @@ def retrieve(
     ask = Ask(text, vector, time_window(text, now) if settings.time_weight else None,
               tuple(tokenizer.query_terms(text)))
     parts = tuple(getattr(embedder, "dims", ()))  # an ensemble: the width of each model's part
-    hits = _ranked(store, embedder.name, tenant, where, ask, settings.pool, settings, now, tokenizer, parts)
-    if k <= settings.pool:
-        return hits
-    seen = {hit.record.id for hit in hits}
-    deeper = _ranked(store, embedder.name, tenant, where, ask, 3 * k, settings, now, tokenizer, parts)
-    return hits + [hit for hit in deeper if hit.record.id not in seen]
+    hits = _ranked(store, embedder.name, tenant, where, ask, settings.pool, settings, now, parts)
+    if k > settings.pool:
+        seen = {hit.record.id for hit in hits}
+        deeper = _ranked(store, embedder.name, tenant, where, ask, 3 * k, settings, now, parts)
+        hits += [hit for hit in deeper if hit.record.id not in seen]
+    return with_overlap(hits[:k], ask.terms, tokenizer)
 
 
 def _ranked(
     store: Store, model: str, tenant: str, where: RecordFilter, ask: Ask, pool: int, settings: RetrievalSettings,
-    now: datetime, tokenizer: Tokenizer, parts: tuple[int, ...] = (),
+    now: datetime, parts: tuple[int, ...] = (),
 ) -> list[SearchHit]:
     lexical: list[ScoredId] = []
     vector: list[ScoredId] = []
@@ -304,8 +302,15 @@ def _ranked(
     candidates = lift_by_context(candidates, records, settings)
     if window is not None:
         candidates = lift_inside(candidates, records, window, settings.time_weight)
-    hits = rerank(candidates, records, settings, now, ask.terms, tokenizer)
+    hits = rerank(candidates, records, settings, now)
     return diversify(hits) if settings.diversify else hits
+
+
+def with_overlap(hits: Sequence[SearchHit], terms: Sequence[str], tokenizer: Tokenizer) -> list[SearchHit]:
+    """The share of query terms each hit's text holds (the relevance floor's second test).
+    Not part of the score, so it is computed only for the hits returned, not the whole pool."""
+    return [replace(hit, signals=replace(hit.signals, overlap=term_overlap(
+        terms, tokenizer.query_terms(hit.record.indexed_text)))) for hit in hits]
 
 
 def lift_inside(
