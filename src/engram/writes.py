@@ -51,31 +51,24 @@ def check_content(content: Any, max_chars: int) -> str:
     return text
 
 
-def check_metadata(metadata: Mapping[str, Any] | None, limits: InputLimits) -> Mapping[str, Any]:
+def check_metadata(metadata: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    """A JSON object (its size and depth limits are the write core's check, engram.limits)."""
     if metadata is None:
         return freeze_mapping({})
     if not isinstance(metadata, Mapping):
         raise InvalidValueError(f"metadata must be a mapping, got {type(metadata).__name__}")
     if nesting_depth(metadata, METADATA_DEPTH_CEILING) > METADATA_DEPTH_CEILING:  # before json recurses into it
-        raise InvalidValueError(f"metadata is nested more than {limits.metadata_depth} levels deep")
+        raise InvalidValueError(f"metadata is nested more than {METADATA_DEPTH_CEILING} levels deep")
     try:
         json.dumps(dict(metadata), allow_nan=False)
     except (TypeError, ValueError) as exc:
         raise InvalidValueError(f"metadata must be JSON-serializable (no NaN): {exc}") from None
-    limits.check_metadata(metadata)
     return freeze_mapping(metadata)
 
 
-def check_tags(tags: Any, limits: InputLimits) -> tuple[str, ...]:
-    checked = as_tags(tags)
-    limits.check_tags(checked)
-    return checked
-
-
-def check_category(category: Any, limits: InputLimits) -> str | None:
+def check_category(category: Any) -> str | None:
     if category is not None and (not isinstance(category, str) or not category.strip()):
         raise InvalidValueError("category must be a non-empty string when given")
-    limits.check_category(category)
     return category
 
 
@@ -127,9 +120,9 @@ def build_record(draft: MemoryDraft, scope: Scope, now: datetime, limits: InputL
         content=check_content(draft.content, limits.content_chars),
         importance=check_unit_interval(draft.importance, "importance"),
         confidence=check_unit_interval(draft.confidence, "confidence"),
-        category=check_category(draft.category, limits),
-        tags=check_tags(draft.tags, limits),
-        metadata=check_metadata(draft.metadata, limits),
+        category=check_category(draft.category),
+        tags=as_tags(draft.tags),
+        metadata=check_metadata(draft.metadata),
         sensitivity=parse_enum(Sensitivity, draft.sensitivity, "sensitivity"),
         valid_from=valid_from,
         valid_to=valid_to,
@@ -169,11 +162,11 @@ def _check_field(name: str, value: Any, limits: InputLimits) -> Any:
     if name == "sensitivity":
         return parse_enum(Sensitivity, value, "sensitivity")
     if name == "tags":
-        return check_tags(value, limits)
+        return as_tags(value)
     if name == "metadata":
-        return check_metadata(value, limits)
+        return check_metadata(value)
     if name == "category":
-        return check_category(value, limits)
+        return check_category(value)
     if name in ("valid_to", "expires_at"):
         return None if value is None else utc(value)
     if name == "read_only":
