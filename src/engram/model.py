@@ -220,7 +220,18 @@ class MemoryRecord:
         return f"{self.source.reply_to}\n{self.content}" if self.source.reply_to else self.content
 
     def is_valid_at(self, moment: datetime) -> bool:
+        """Active and not yet ended at ``moment`` (what reads of the present show)."""
         if self.status is not Status.ACTIVE:
+            return False
+        if self.valid_to is not None and moment >= self.valid_to:
+            return False
+        return self.expires_at is None or moment < self.expires_at
+
+    def held_at(self, moment: datetime) -> bool:
+        """Inside its validity window at ``moment`` and not deleted (as-of reads): a
+        superseded or expired record held before it ended; at the present its window
+        has closed, so only active records pass."""
+        if self.status is Status.DELETED or self.valid_from > moment:
             return False
         if self.valid_to is not None and moment >= self.valid_to:
             return False

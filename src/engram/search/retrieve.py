@@ -17,7 +17,7 @@ import numpy as np
 from ..embed.base import Embedder
 from ..embed.ensemble import fuse_parts, part_cosines
 from ..errors import InvalidValueError
-from ..model import MemoryRecord, SearchHit, Signals, Status
+from ..model import MemoryRecord, SearchHit, Signals
 from ..store.base import RecordFilter, ScoredId, Store, TimeRange
 from .floor import overlap as term_overlap
 from .rewrite import rewrite_query
@@ -173,17 +173,6 @@ def recency(record: MemoryRecord, now: datetime, half_life_days: float) -> float
     return math.pow(0.5, age_days / half_life_days) if half_life_days > 0 else 1.0
 
 
-def valid_then(record: MemoryRecord, moment: datetime) -> bool:
-    """Whether the record held at ``moment``: inside its validity window and not
-    deleted. A superseded or expired record was valid before it ended (as-of reads);
-    at the present its window has closed, so only active records pass."""
-    if record.status is Status.DELETED or record.valid_from > moment:
-        return False
-    if record.valid_to is not None and moment >= record.valid_to:
-        return False
-    return record.expires_at is None or moment < record.expires_at
-
-
 def rerank(
     candidates: Sequence[Candidate], records: dict[str, MemoryRecord], settings: RetrievalSettings, now: datetime,
 ) -> list[SearchHit]:
@@ -198,7 +187,7 @@ def rerank(
             relevance=cand.relevance,
             recency=recency(record, now, settings.recency_half_life_days),
             importance=record.importance,
-            validity=1.0 if valid_then(record, now) else 0.0,
+            validity=1.0 if record.held_at(now) else 0.0,
         )
         score = signals.validity * (
             settings.relevance_weight * signals.relevance
@@ -231,7 +220,6 @@ class Ask:
     vector: np.ndarray | None
     window: TimeWindow | None
     terms: tuple[str, ...] = ()
-
 
 
 def retrieve(
