@@ -35,6 +35,13 @@ def check_offset(offset: Any) -> int:
     return offset
 
 
+def check_count(value: Any, what: str) -> int:
+    """A positive integer (k, limit, window) that a database can still add to an offset."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= MAX_OFFSET:
+        raise InvalidValueError(f"{what} must be a positive integer up to 2**62, got {value!r}")
+    return value
+
+
 @dataclass(frozen=True, slots=True)
 class InputLimits:
     content_chars: int = 8000

@@ -30,7 +30,7 @@ from .governance.facade import GovernanceFacade
 from .governance.recalls import Recall
 from .governance.rules import ApprovalRules
 from .governance.values import GovernanceWrites
-from .limits import MAX_OFFSET, check_offset
+from .limits import check_count, check_offset
 from .llm.base import LLM
 from .maintenance import MaintenanceReport
 from .model import (
@@ -49,6 +49,7 @@ from .model import (
     Status,
     Version,
     check_label,
+    check_scope,
     parse_enum,
     seen_at,
     utc,
@@ -210,10 +211,9 @@ class Memory(GovernanceFacade, EpisodesFacade):
         once with a job id; a worker (started on demand in this process, or
         `engram worker`) does the rest. The turns are kept in their thread too
         (``search_past_conversations``) unless ``settings.episodes`` is off."""
-        _check_scope(scope)
+        check_scope(scope)
         turns = normalize_messages(messages, message_ids)
-        if self.settings.episodes:
-            self.record_turns(turns, scope, thread_id=thread_id, metadata={"surface": actor})
+        self._keep_turns(turns, scope, thread_id, {"surface": actor})
         if not background:
             return self.run_add(turns, scope, thread_id=thread_id, actor=actor, force=force)
         job = jobs.enqueue(self.core, turns, scope, thread_id, actor, force)
@@ -413,7 +413,7 @@ class Memory(GovernanceFacade, EpisodesFacade):
         by something else than their text)."""
         if not isinstance(query, str) or not query.strip():
             raise InvalidValueError("query must be a non-empty string")
-        _check_positive(k, "k")
+        check_count(k, "k")
         now = self.clock.now() if as_of is None else _as_of(as_of)
         if as_of is not None and statuses == (Status.ACTIVE,):
             statuses = (Status.ACTIVE, Status.SUPERSEDED, Status.EXPIRED)
@@ -453,7 +453,7 @@ class Memory(GovernanceFacade, EpisodesFacade):
         memories served it is written to the audit, and the block's ``recall_id``
         links the answer later (``answered``). ``as_of``: the memories valid at that
         moment (see ``search``)."""
-        _check_positive(budget_tokens, "budget_tokens")
+        check_count(budget_tokens, "budget_tokens")
         scopes = [scope] if isinstance(scope, Scope) else list(scope)
         started = time.perf_counter()
         hits = [hit for s in scopes for hit in self.search(query, s, k=k, min_score=min_score, as_of=as_of)]
@@ -514,7 +514,7 @@ class Memory(GovernanceFacade, EpisodesFacade):
         history; an active record whose validity ended is shown, and filtered, as
         expired (a page may then hold fewer than ``limit`` items)."""
         check_offset(offset)
-        _check_positive(limit, "limit")
+        check_count(limit, "limit")
         now = self.clock.now()
         where = _valid_now(record_filter(scope, include_descendants=include_descendants, kinds=kinds,
                                          statuses=statuses, category=category, tags=tags, metadata=metadata,
@@ -621,7 +621,7 @@ class Memory(GovernanceFacade, EpisodesFacade):
 
     def _stored(self, record_id: str, scope: Scope) -> MemoryRecord:
         """The record as stored (no read-time view), or NotFoundError outside the scope."""
-        _check_scope(scope)
+        check_scope(scope)
         found = self.store.get(scope.tenant, [record_id])
         if not found or not scope.contains(found[0].scope):
             raise NotFoundError(f"no memory {record_id!r} in scope {scope}")
@@ -663,18 +663,8 @@ def _pii_policies(pii: PIIPolicy | PIIPolicies | None, settings: Settings) -> PI
     return PIIPolicies.load(settings.pii_policy)
 
 
-def _check_scope(scope: Any) -> None:
-    if not isinstance(scope, Scope):
-        raise InvalidValueError(f"scope must be an engram.Scope, got {type(scope).__name__}")
-
-
 def _tenant_or_all(tenant: str | None) -> str | None:
     return None if tenant is None else check_label(tenant, "tenant")
-
-
-def _check_positive(value: Any, what: str) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= MAX_OFFSET:
-        raise InvalidValueError(f"{what} must be a positive integer up to 2**62, got {value!r}")
 
 
 def _valid_now(where: RecordFilter, now: datetime) -> RecordFilter:

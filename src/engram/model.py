@@ -85,6 +85,11 @@ def check_unit_interval(value: Any, what: str) -> float:
 FORBIDDEN_IN_LABELS = frozenset({"Cc", "Cf", "Cs", "Co", "Zl", "Zp"})
 
 
+def check_scope(scope: Any) -> None:
+    if not isinstance(scope, Scope):
+        raise InvalidValueError(f"scope must be an engram.Scope, got {type(scope).__name__}")
+
+
 def check_label(label: Any, what: str = "namespace label") -> str:
     """A tenant or namespace label in its one canonical form: Unicode NFKC (full-width
     and compatibility variants become their plain letters) without leading or trailing

@@ -13,9 +13,10 @@ from ..consolidation.run import ConsolidationReport, Consolidator
 from ..consolidation.schedule import Schedule, ScheduleClock, load_schedules
 from ..core import WriteCore
 from ..errors import InvalidValueError, NotFoundError
+from ..limits import check_count
 from ..llm.base import LLM
-from ..model import MemoryRecord, Scope, utc
-from ..pipeline.messages import normalize_messages
+from ..model import MemoryRecord, Scope, check_scope, utc
+from ..pipeline.messages import Message, normalize_messages
 from ..pipeline.run import Pipeline
 from .recorder import record_turns
 from .retention import Retention
@@ -42,22 +43,27 @@ class EpisodesFacade:
     ) -> str | None:
         """Keep conversation turns in their thread (PII-screened like memories) without
         extracting anything; returns the thread id (None when episodes are switched off)."""
-        _check_scope(scope)
+        check_scope(scope)
+        return self._keep_turns(normalize_messages(messages), scope, thread_id, metadata)
+
+    def _keep_turns(
+        self, turns: Sequence[Message], scope: Scope, thread_id: str | None, metadata: Mapping[str, Any] | None,
+    ) -> str | None:
+        """Turns already normalized (``add()`` has them) kept in their thread."""
         if not self.settings.episodes:
             return None
-        return record_turns(self.core, normalize_messages(messages), scope, thread_id,
-                            idle_gap=self._idle_gap, metadata=metadata)
+        return record_turns(self.core, turns, scope, thread_id, idle_gap=self._idle_gap, metadata=metadata)
 
     def threads(self, scope: Scope, *, limit: int = 50, include_descendants: bool = False) -> list[Thread]:
         """The scope's conversations, most recent first."""
-        _check_scope(scope)
-        _check_positive(limit, "limit")
+        check_scope(scope)
+        check_count(limit, "limit")
         return self.core.store.threads(scope.tenant, ThreadQuery(scope.namespace, include_descendants, limit=limit))
 
     def thread_turns(self, thread_id: str, scope: Scope, *, limit: int = 1000) -> list[Turn]:
         """Every turn of one thread, in order; NotFoundError when the scope has no such thread."""
-        _check_scope(scope)
-        _check_positive(limit, "limit")
+        check_scope(scope)
+        check_count(limit, "limit")
         if not self.core.store.threads(scope.tenant, ThreadQuery(scope.namespace, ids=(thread_id,), limit=1)):
             raise NotFoundError(f"no thread {thread_id!r} in scope {scope}")
         return self.core.store.turns(scope.tenant, TurnQuery(scope.namespace, thread_id=thread_id, limit=limit))
@@ -70,8 +76,8 @@ class EpisodesFacade:
         matching turns with ``window`` neighbours each, thread id, time), best first.
         ``include_descendants`` searches every scope below (e.g. a whole org); callers
         decide who may do that."""
-        _check_scope(scope)
-        _check_positive(k, "k")
+        check_scope(scope)
+        check_count(k, "k")
         if isinstance(window, bool) or not isinstance(window, int) or not 0 <= window <= 20:
             raise InvalidValueError(f"window must be an integer in [0, 20], got {window!r}")
         options = SearchOptions(k=k, window=window, descendants=include_descendants,
@@ -104,9 +110,9 @@ class EpisodesFacade:
         agent; without it the pipeline's extractor runs (rules offline, the LLM when
         configured). Both write through the one write core."""
         if budget_tokens is not None:
-            _check_positive(budget_tokens, "budget_tokens")
+            check_count(budget_tokens, "budget_tokens")
         if scope is not None:
-            _check_scope(scope)
+            check_scope(scope)
             tenant = scope.tenant
         return self.consolidator(budget_tokens=budget_tokens, agent=agent).run(
             tenant, scope.namespace if scope is not None else None, dry_run=dry_run)
@@ -151,11 +157,3 @@ class EpisodesFacade:
         return records[0] if records else None
 
 
-def _check_scope(scope: Any) -> None:
-    if not isinstance(scope, Scope):
-        raise InvalidValueError(f"scope must be an engram.Scope, got {type(scope).__name__}")
-
-
-def _check_positive(value: Any, what: str) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise InvalidValueError(f"{what} must be a positive integer, got {value!r}")

@@ -11,7 +11,7 @@ from typing import Any
 from ..core import WriteCore
 from ..errors import InvalidValueError, NotFoundError
 from ..limits import check_offset
-from ..model import MemoryRecord, Scope, parse_enum, utc
+from ..model import MemoryRecord, Scope, check_scope, parse_enum, utc
 from . import approvals as _approvals
 from . import keys as _keys
 from . import quality as _quality
@@ -39,13 +39,13 @@ class GovernanceFacade:
     ) -> list[PendingChange]:
         """Changes held by an approval rule in a scope and below it, oldest first
         (``status=None``: any status; one past its expiry shows as expired)."""
-        _check_scope(scope)
+        check_scope(scope)
         _check_count(limit, "limit")
         check_offset(offset)
         return _approvals.listing(self.core, scope, _statuses(status), limit=limit, offset=offset, record_id=record_id)
 
     def pending_change(self, pending_id: str, scope: Scope) -> PendingChange:
-        _check_scope(scope)
+        check_scope(scope)
         return _approvals.get(self.core, scope, pending_id)
 
     def approve(
@@ -55,12 +55,12 @@ class GovernanceFacade:
         """Write a pending change as ``reviewer`` (``edit``: fields of its record to change
         first). ConflictError when the record changed since it was proposed, or when the
         change was decided or expired meanwhile; nothing is written then."""
-        _check_scope(scope)
+        check_scope(scope)
         return _approvals.approve(self.core, scope, pending_id, reviewer=reviewer, reason=reason, edit=edit)
 
     def reject(self, pending_id: str, scope: Scope, *, reviewer: str, reason: str | None = None) -> PendingChange:
         """Refuse a pending change; nothing of it is written, the audit keeps the reason."""
-        _check_scope(scope)
+        check_scope(scope)
         return _approvals.reject(self.core, scope, pending_id, reviewer=reviewer, reason=reason)
 
     def expire_pending(self) -> int:
@@ -76,13 +76,13 @@ class GovernanceFacade:
         """Link the answer ``answer_id`` to the recall (``ContextBlock.recall_id``) it was
         produced from; ``used`` (the model's citations) or ``answer`` (its text, compared
         with each memory) says which recalled memories it used. The text is not stored."""
-        _check_scope(scope)
+        check_scope(scope)
         return _recalls.link_answer(self.core, scope.tenant, recall_id, answer_id=answer_id, answer=answer, used=used)
 
     def answer_trace(self, ident: str, scope: Scope) -> list[RecallTrace]:
         """The memories behind an answer id (or one recall id): what was in the prompt,
         with scores, and which the answer used."""
-        _check_scope(scope)
+        check_scope(scope)
         return _recalls.trace(self.core, scope.tenant, ident)
 
     def why(self, record_id: str, scope: Scope) -> Provenance:
@@ -98,7 +98,7 @@ class GovernanceFacade:
     ) -> list[WriteSample]:
         """Queue up to ``n`` random writes of the scope (and below) made since ``since``
         (default: the last 7 days; ``actor``: an fnmatch pattern) for review."""
-        _check_scope(scope)
+        check_scope(scope)
         start = utc(since) if since is not None else self.core.clock.now() - DEFAULT_SAMPLE_SINCE
         return _quality.sample_writes(self.core, scope, n=n, since=start, actor=actor, rng=random.Random(seed))
 
@@ -106,7 +106,7 @@ class GovernanceFacade:
         self, scope: Scope, *, reviewed: bool | None = False, limit: int = 100,
     ) -> list[SampleForReview]:
         """Queued samples (by default those awaiting a verdict), each with the version as written."""
-        _check_scope(scope)
+        check_scope(scope)
         _check_count(limit, "limit")
         found = self.core.store.write_samples(scope.tenant, SampleQuery(namespace=scope.namespace, reviewed=reviewed,
                                                                         limit=limit))
@@ -116,7 +116,7 @@ class GovernanceFacade:
         self, sample_id: str, scope: Scope, verdict: Verdict | str, *, reviewer: str, note: str | None = None,
     ) -> WriteSample:
         """Judge a sampled write: correct, wrong or should_not_store."""
-        _check_scope(scope)
+        check_scope(scope)
         return _quality.mark(self.core, scope, sample_id, verdict, reviewer=reviewer, note=note)
 
     def quality(
@@ -157,16 +157,11 @@ class GovernanceFacade:
     # -- helpers ------------------------------------------------------------------------------
 
     def _governed(self, record_id: str, scope: Scope) -> MemoryRecord:
-        _check_scope(scope)
+        check_scope(scope)
         found = self.core.store.get(scope.tenant, [record_id]) if isinstance(record_id, str) else []
         if not found or not scope.contains(found[0].scope):
             raise NotFoundError(f"no memory {record_id!r} in scope {scope}")
         return found[0]
-
-
-def _check_scope(scope: Any) -> None:
-    if not isinstance(scope, Scope):
-        raise InvalidValueError(f"scope must be an engram.Scope, got {type(scope).__name__}")
 
 
 def _check_count(value: Any, what: str) -> None:
