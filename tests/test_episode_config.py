@@ -23,8 +23,8 @@ def test_schedules_from_json_and_toml(tmp_path):
     ('[{"cron": "every day"}]', "invalid cron expression"),
     ('[{"cron": "0 3 * * *", "when": "x"}]', "unknown keys"),
     ('{"cron": "0 3 * * *"}', "must be a list"),
-    ("[not json", "invalid JSON"),
-    ("/no/such/file.toml", "no such file"),
+    ("[not json", "not valid JSON"),
+    ("/no/such/file.toml", "no file"),
 ])
 def test_bad_schedules_are_refused(source, message):
     with pytest.raises(ConfigError, match=message):

@@ -13,15 +13,13 @@ functions so that reconciliation compares masked text with masked text.
 
 from __future__ import annotations
 
-import json
 import os
 import re
-import tomllib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any, Literal, get_args
 
+from .config_files import read_config
 from .errors import ConfigError, PIIForbiddenError
 from .model import MemoryRecord, Message, Sensitivity, freeze_mapping, tenant_in_config
 
@@ -119,7 +117,7 @@ class PIIPolicies:
         "tenants": {"acme": {"actions": {"phone": "encrypt"}}}}``. None: the defaults."""
         if source is None or not source.strip():
             return cls()
-        data = _read_config(source)
+        data = read_config(source, "PII policy configuration")
         if not isinstance(data, Mapping) or set(data) - {"default", "tenants"}:
             raise ConfigError("PII policy configuration: expected {'default': {...}, 'tenants': {name: {...}}}")
         default = PIIPolicy.from_data(data.get("default", {}), "PII policy default")
@@ -128,24 +126,6 @@ class PIIPolicies:
             raise ConfigError("PII policy configuration: 'tenants' must map tenant names to policies")
         return cls(default, {tenant_in_config(name, "PII policy configuration"): PIIPolicy.from_data(
             p, f"PII policy of tenant {name!r}") for name, p in tenants.items()})
-
-
-def _read_config(source: str) -> Any:
-    text = source.strip()
-    if text.startswith("{"):
-        try:
-            return json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ConfigError(f"PII policy configuration is not valid JSON: {exc}") from None
-    path = Path(text).expanduser()
-    if not path.is_file():
-        raise ConfigError(f"PII policy configuration: no file {path}")
-    try:
-        if path.suffix == ".toml":
-            return tomllib.loads(path.read_text(encoding="utf-8"))
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"PII policy configuration {path} cannot be parsed: {exc}") from None
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,16 +8,14 @@ more turns in the next run.
 
 from __future__ import annotations
 
-import json
-import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 from croniter import croniter
 
+from ..config_files import read_config
 from ..errors import ConfigError
 from ..model import Scope, check_label, utc
 
@@ -57,7 +55,7 @@ def load_schedules(source: str | Sequence[Mapping[str, Any]] | None) -> list[Sch
         return []
     data: Any = source
     if isinstance(source, str):
-        data = _read(source)
+        data = read_config(source, "consolidation schedules")
     if isinstance(data, Mapping):
         data = data.get("schedule", data.get("schedules"))
     if not isinstance(data, list):
@@ -76,24 +74,6 @@ def load_schedules(source: str | Sequence[Mapping[str, Any]] | None) -> list[Sch
             scope = [part for part in scope.split("/") if part]
         out.append(Schedule(item["cron"], item.get("tenant"), tuple(scope) if scope is not None else None))
     return out
-
-
-def _read(source: str) -> Any:
-    text = source.strip()
-    if text.startswith(("[", "{")):
-        try:
-            return json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ConfigError(f"consolidation schedules: invalid JSON: {exc}") from exc
-    path = Path(source).expanduser()
-    if not path.is_file():
-        raise ConfigError(f"consolidation schedules: no such file {source!r}")
-    try:
-        if path.suffix == ".toml":
-            return tomllib.loads(path.read_text("utf-8"))
-        return json.loads(path.read_text("utf-8"))
-    except (json.JSONDecodeError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"consolidation schedules in {source}: {exc}") from exc
 
 
 class ScheduleClock:

@@ -10,6 +10,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from ..errors import ConfigError
+from ..model import tenant_in_config
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,7 +37,8 @@ class Retention:
         tenants = data.get("tenants") or {}
         if not isinstance(tenants, Mapping):
             raise ConfigError("episode retention: tenants must map a tenant to days")
-        return cls(_days(data.get("default"), "default"), {str(k): _days(v, str(k)) for k, v in tenants.items()})
+        days = {tenant_in_config(name, "episode retention"): _days(value, str(name)) for name, value in tenants.items()}
+        return cls(_days(data.get("default"), "default"), days)
 
 
 def _days(value: Any, where: str) -> float | None:

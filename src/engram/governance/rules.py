@@ -25,15 +25,13 @@ A tenant's rules are added to the default ``rules``.
 
 from __future__ import annotations
 
-import json
-import tomllib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from fnmatch import fnmatchcase
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..config_files import read_config
 from ..errors import ConfigError, InvalidValueError
 from ..model import Kind, MemoryRecord, Operation, Sensitivity, freeze_mapping, parse_enum, tenant_in_config
 from ..pii import ENCRYPTED_KEY
@@ -226,7 +224,7 @@ class ApprovalRules:
         """From JSON text or a .json/.toml file (see the module docstring); None: no rules."""
         if source is None or not source.strip():
             return cls()
-        data = _read(source)
+        data = read_config(source, "approvals configuration")
         if not isinstance(data, Mapping) or set(data) - {"rules", "tenants", "expire_after_hours"}:
             raise ConfigError("approvals configuration: expected {'rules': [...], 'tenants': {name: [...]}, "
                               "'expire_after_hours': n}")
@@ -244,21 +242,6 @@ class ApprovalRules:
              for name, items in tenants.items()},
             DEFAULT_EXPIRY if hours is None else _hours(hours, "approvals configuration: expire_after_hours"),
         )
-
-
-def _read(source: str) -> Any:
-    text = source.strip()
-    try:
-        if text.startswith("{"):
-            return json.loads(text)
-        path = Path(text).expanduser()
-        if not path.is_file():
-            raise ConfigError(f"approvals configuration: no file {path}")
-        if path.suffix == ".toml":
-            return tomllib.loads(path.read_text(encoding="utf-8"))
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"approvals configuration cannot be parsed: {exc}") from None
 
 
 def _visible(record: MemoryRecord) -> tuple[Any, ...]:
