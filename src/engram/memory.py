@@ -22,6 +22,7 @@ from .config import Settings
 from .contention import last_writer_wins
 from .core import Change, Policy, WriteCore, WriteIntent, superseding
 from .embed import Embedder, make_embedder
+from .embed.query_cache import QueryCache
 from .embed.reindex import reindex_store
 from .episodes.facade import EpisodesFacade
 from .errors import ConflictError, InvalidValueError, NotFoundError, PermissionDeniedError, StaleTermsError
@@ -98,6 +99,8 @@ class Memory(GovernanceFacade, EpisodesFacade):
         self.settings = settings or Settings()
         self.store = store
         self.embedder = embedder or make_embedder(self.settings.embedder)
+        # one embedding per query text however many scopes a context() or recall() searches
+        self._queries = QueryCache(self.embedder)
         self.clock = clock or SystemClock()
         self.policies = list(policies)
         terms = store_terms(store, self.settings.cjk_tokenizer)
@@ -431,7 +434,7 @@ class Memory(GovernanceFacade, EpisodesFacade):
             settings = replace(settings, retriever=cast(Retriever, retriever))  # RetrievalSettings checks it
         if not diversify:
             settings = replace(settings, diversify=False)
-        hits = retrieve(self.store, self.embedder, scope.tenant, where, query, k=k, settings=settings, now=now,
+        hits = retrieve(self.store, self._queries, scope.tenant, where, query, k=k, settings=settings, now=now,
                         tokenizer=self.core.tokenizer)
         return [replace(hit, record=seen_at(hit.record, now)) for hit in hits if hit.score >= min_score][:k]
 
