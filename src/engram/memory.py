@@ -18,6 +18,7 @@ from .config import Settings
 from .contention import last_writer_wins
 from .core import Change, Policy, WriteCore, WriteIntent, superseding
 from .embed import Embedder, make_embedder
+from .embed.query_cache import QueryCache
 from .embed.reindex import reindex_store
 from .episodes.facade import Consolidation, Threads
 from .errors import ConflictError, InvalidValueError, NotFoundError, PermissionDeniedError, StaleTermsError
@@ -101,6 +102,8 @@ class Memory:
         self.settings = settings or Settings()
         self.store = store
         self.embedder = embedder or make_embedder(self.settings.embedder)
+        # one embedding per query text however many scopes a context() or recall() searches
+        self._queries = QueryCache(self.embedder)
         self.clock = clock or SystemClock()
         self.policies = list(policies)
         terms = store_terms(store, self.settings.cjk_tokenizer)
@@ -185,14 +188,17 @@ class Memory:
         valid_to: datetime | None = None,
         expires_at: datetime | None = None,
         read_only: bool = False,
+        pinned: bool | None = None,
         source: Source | None = None,
         actor: str = DEFAULT_ACTOR,
     ) -> MemoryRecord:
         """Store one memory as given (no extraction, no reconciliation); personal data
-        is screened by the tenant's PII policy like every write."""
+        is screened by the tenant's PII policy like every write. ``pinned``: True puts it
+        in the user's profile (what ``context`` always gives first), False keeps it out,
+        None lets engram decide (``profile``)."""
         draft = MemoryDraft(
             content, kind, importance, confidence, category, tags, metadata, sensitivity, valid_from, valid_to,
-            expires_at, read_only, source,
+            expires_at, read_only, source, pinned=pinned,
         )
         return self.remember_many([draft], scope, actor=actor)[0]
 
@@ -410,7 +416,7 @@ class Memory:
             settings = replace(settings, retriever=cast(Retriever, retriever))  # RetrievalSettings checks it
         if not diversify:
             settings = replace(settings, diversify=False)
-        hits = retrieve(self.store, self.embedder, scope.tenant, where, query, k=k, settings=settings, now=now,
+        hits = retrieve(self.store, self._queries, scope.tenant, where, query, k=k, settings=settings, now=now,
                         tokenizer=self.core.tokenizer)
         return [replace(hit, record=seen_at(hit.record, now)) for hit in hits if hit.score >= min_score][:k]
 
