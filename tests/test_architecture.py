@@ -14,7 +14,7 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "engram"
 # the facade itself and what sits above it
-ABOVE_THE_FACADE = ("memory.py", "__init__.py", "cli/", "server/", "integrations/", "compat/", "eval/", "benchmark/")
+ABOVE_THE_FACADE = ("memory.py", "aio.py", "__init__.py", "cli/", "server/", "integrations/", "compat/", "eval/", "benchmark/")
 # tools that build a Memory over an existing store (benchmarks, evaluation variants)
 MAY_HOLD_A_STORE = ("eval/", "benchmark/", "memory.py", "core.py")
 

@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+from .aio import AsyncMemory
 from .changes import Policy, WriteIntent
 from .clock import Clock, FakeClock, SystemClock
 from .config import Settings
@@ -81,6 +82,7 @@ __all__ = [
     "AddResult",
     "ApprovalRule",
     "ApprovalRules",
+    "AsyncMemory",
     "AuditEvent",
     "BenchmarkDataError",
     "Clock",
