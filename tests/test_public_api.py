@@ -1,7 +1,7 @@
 import engram
 
 PINNED = {
-    "AuditEvent", "BenchmarkDataError", "Clock", "ConfigError", "ConflictError", "ConnectionLostError",
+    "AsyncMemory", "AuditEvent", "BenchmarkDataError", "Clock", "ConfigError", "ConflictError", "ConnectionLostError",
     "ContextBlock", "E5Embedder", "EmbeddingError", "Embedder", "EngramError", "FakeClock", "FakeHashEmbedder",
     "ImportFormatError", "InvalidContentError", "InvalidScopeError", "InvalidValueError", "Kind", "LLMError",
     "LLMRateLimitError", "LLMResponseError", "LLMTimeoutError", "Memory", "MemoryDraft", "MemoryRecord", "Message",

@@ -13,10 +13,11 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any, cast
 
+from .changes import Change, Policy, WriteIntent
 from .clock import Clock, SystemClock
 from .config import Settings
 from .contention import last_writer_wins
-from .core import Change, Policy, WriteCore, WriteIntent, superseding
+from .core import WriteCore, superseding
 from .embed import Embedder, make_embedder
 from .embed.query_cache import QueryCache
 from .embed.reindex import reindex_store
