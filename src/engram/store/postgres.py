@@ -42,8 +42,8 @@ from . import episodes_sql as episodes
 from . import governance_sql as governance
 from . import postgres_jobs as jobs
 from . import postgres_rows as rows
-from .base import AuditQuery, OrderBy, RecordFilter, ScoredId, WriteBatch
-from .codec import namespace_from_key, namespace_key, namespace_range
+from .base import AuditQuery, OrderBy, RankFields, RecordFilter, ScoredId, WriteBatch
+from .codec import RANK_COLUMNS, namespace_from_key, namespace_key, namespace_range, rank_fields_from_rows
 from .episodes_sql import POSTGRES_TABLES as EPISODE_TABLES
 from .governance_sql import POSTGRES_TABLES as GOVERNANCE_TABLES
 from .postgres_migrations import ALL_TENANTS, TENANT_SETTING, migrate
@@ -412,6 +412,14 @@ class PostgresStore(episodes.EpisodeReads):
             tenant, lambda conn: conn.execute(sql, (tenant, model, list(ids)), binary=True).fetchall(), write=False
         )
         return {row[0]: row[1].to_numpy().astype(np.float32, copy=True) for row in found}
+
+    def rank_fields(self, tenant: str, ids: Sequence[str], model: str) -> RankFields:
+        wanted = [i for i in dict.fromkeys(ids) if isinstance(i, str) and "\x00" not in i]
+        if not wanted:
+            return RankFields.concat([])
+        found = self._read(tenant, f"SELECT {', '.join(RANK_COLUMNS)} FROM {self._s}.memories "
+                                   "WHERE tenant_id = %s AND id = ANY(%s)", (tenant, wanted))
+        return rank_fields_from_rows(found)
 
     def versions(self, tenant: str, record_id: str) -> list[Version]:
         found = self._read(
