@@ -176,14 +176,17 @@ class Memory(GovernanceFacade, EpisodesFacade):
         valid_to: datetime | None = None,
         expires_at: datetime | None = None,
         read_only: bool = False,
+        pinned: bool | None = None,
         source: Source | None = None,
         actor: str = DEFAULT_ACTOR,
     ) -> MemoryRecord:
         """Store one memory as given (no extraction, no reconciliation); personal data
-        is screened by the tenant's PII policy like every write."""
+        is screened by the tenant's PII policy like every write. ``pinned``: True puts it
+        in the user's profile (what ``context`` always gives first), False keeps it out,
+        None lets engram decide (``profile``)."""
         draft = MemoryDraft(
             content, kind, importance, confidence, category, tags, metadata, sensitivity, valid_from, valid_to,
-            expires_at, read_only, source,
+            expires_at, read_only, source, pinned=pinned,
         )
         return self.remember_many([draft], scope, actor=actor)[0]
 

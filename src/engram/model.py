@@ -217,6 +217,9 @@ class MemoryRecord:
     read_only: bool = False
     supersedes: str | None = None
     superseded_by: str | None = None
+    # the user's profile (what context() always gives first): True pins the memory into it,
+    # False keeps it out, None lets engram decide from kind, category, importance and content
+    pinned: bool | None = None
 
     @property
     def indexed_text(self) -> str:

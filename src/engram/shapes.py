@@ -69,6 +69,7 @@ def record_data(record: MemoryRecord) -> JSON:
         "read_only": record.read_only,
         "supersedes": record.supersedes,
         "superseded_by": record.superseded_by,
+        "pinned": record.pinned,
     }
 
 

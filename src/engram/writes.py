@@ -72,6 +72,12 @@ def check_category(category: Any) -> str | None:
     return category
 
 
+def check_pinned(pinned: Any) -> bool | None:
+    if pinned is not None and not isinstance(pinned, bool):
+        raise InvalidValueError(f"pinned must be true, false or null (engram decides), got {pinned!r}")
+    return pinned
+
+
 def check_source(source: Source | None, limits: InputLimits) -> Source:
     if source is None:
         return Source()
@@ -103,6 +109,7 @@ class MemoryDraft:
     read_only: bool = False
     source: Source | None = None
     id: str | None = None
+    pinned: bool | None = None
 
 
 def build_record(draft: MemoryDraft, scope: Scope, now: datetime, limits: InputLimits,
@@ -132,12 +139,13 @@ def build_record(draft: MemoryDraft, scope: Scope, now: datetime, limits: InputL
         source=check_source(draft.source, limits),
         embedding_model=model,
         read_only=bool(draft.read_only),
+        pinned=check_pinned(draft.pinned),
     )
 
 
 EDITABLE = frozenset(
     {"content", "kind", "importance", "confidence", "category", "tags", "metadata", "sensitivity", "valid_to",
-     "expires_at", "read_only"}
+     "expires_at", "read_only", "pinned"}
 )
 
 
@@ -171,6 +179,8 @@ def _check_field(name: str, value: Any, limits: InputLimits) -> Any:
         return None if value is None else utc(value)
     if name == "read_only":
         return bool(value)
+    if name == "pinned":
+        return check_pinned(value)
     return value
 
 

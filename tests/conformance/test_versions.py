@@ -7,7 +7,15 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from engram import ConflictError, FakeHashEmbedder, Memory, Operation, PermissionDeniedError, Status
+from engram import (
+    ConflictError,
+    FakeHashEmbedder,
+    InvalidValueError,
+    Memory,
+    Operation,
+    PermissionDeniedError,
+    Status,
+)
 
 
 def test_updates_append_versions_with_snapshots(memory, alice, clock):
@@ -33,11 +41,24 @@ def test_records_round_trip_exactly(memory, alice):
         tags=["a", "b", "中文"], metadata={"nested": {"deep": [1, 2.5, "x", True, None]}, "big": 2**62,
                                           "unicode": "é中🧠"},
         sensitivity="personal", valid_from=moment, valid_to=moment + timedelta(days=3),
-        expires_at=moment + timedelta(days=2), read_only=True,
+        expires_at=moment + timedelta(days=2), read_only=True, pinned=True,
     )
+    assert record.pinned is True
     assert memory.store.query("acme", _everything(alice)) == [record]
     # reads show it as search sees it: its expiry (2025) has passed
     assert memory.get(record.id, alice) == replace(record, status=Status.EXPIRED)
+
+
+def test_pinning_is_a_version_and_round_trips_all_three_states(memory, alice):
+    record = memory.remember("allergic to shellfish", alice)
+    assert record.pinned is None  # engram decides
+    out = memory.update(record.id, alice, pinned=False, reason="not for every prompt")
+    back = memory.update(record.id, alice, pinned=None)
+    assert [v.record.pinned for v in memory.history(record.id, alice)] == [None, False, None]
+    assert memory.get(record.id, alice) == back and out.pinned is False
+    with pytest.raises(InvalidValueError):
+        memory.update(record.id, alice, pinned="yes")
+    assert memory.get(record.id, alice).version == 3
 
 
 def _everything(scope):

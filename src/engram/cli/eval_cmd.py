@@ -3,6 +3,9 @@ through the product, with the BM25-only and vector-only baselines of the same ru
 
 from __future__ import annotations
 
+import inspect
+import typing
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -32,7 +35,7 @@ def _settings(pairs: list[str] | None) -> dict[str, Any]:
 
 
 def eval_command(
-    dataset: Annotated[str, typer.Argument(help="locomo | longmemeval | madial")],
+    dataset: str,
     data: Annotated[Path, typer.Option("--data", help="Benchmark file (for madial: the dialogue file)")],
     k: Annotated[str, typer.Option("--k", help="Comma-separated cut-offs")] = "1,5,10",
     retriever: Annotated[list[str] | None, typer.Option(
@@ -94,6 +97,33 @@ def eval_command(
     console.print(f"results: {results['run']['results_file']}")
 
 
+RETRIEVAL_HELP = {
+    "locomo": "Retrieval on LoCoMo: recall@k of the evidence turns (one index per conversation).",
+    "longmemeval": "Retrieval on LongMemEval_S: recall_all@k of the evidence sessions and turns.",
+    "madial": "Retrieval on MADial-Bench: recall@k of each dialogue's relevant memories (per user).",
+}
+
+
+def _for_dataset(name: str) -> Callable[..., None]:
+    """``eval_command`` with its dataset fixed: one command per benchmark, the same options."""
+
+    def command(**options: Any) -> None:
+        eval_command(name, **options)
+
+    params = [p for p in inspect.signature(eval_command).parameters.values() if p.name != "dataset"]
+    hints = typing.get_type_hints(eval_command, include_extras=True)
+    command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+    command.__annotations__ = {key: value for key, value in hints.items() if key != "dataset"}
+    return command
+
+
 def register(app: typer.Typer) -> None:
-    """Add the `eval` command to the engram CLI."""
-    app.command("eval")(eval_command)
+    """Add the `eval` commands to the engram CLI: the outcome benchmark and the retrieval sets."""
+    from .outcome_cmd import outcome_command
+
+    group = typer.Typer(help="Measure engram: the outcome in the prompt, and retrieval on public benchmarks "
+                             "(docs/BENCHMARKS.md).", no_args_is_help=True, rich_markup_mode=None)
+    group.command("outcome")(outcome_command)
+    for name, help_text in RETRIEVAL_HELP.items():
+        group.command(name, help=help_text)(_for_dataset(name))
+    app.add_typer(group, name="eval")

@@ -82,6 +82,8 @@ class MemoryIn(Body):
     valid_to: AwareDatetime | None = None
     expires_at: AwareDatetime | None = None
     read_only: bool = False
+    pinned: bool | None = Field(None, description="true: always in the user's profile; false: never; "
+                                                  "null: engram decides")
     source: SourceIn | None = None
 
     def fields(self) -> dict[str, Any]:
@@ -118,6 +120,7 @@ class ChangeIn(Body):
     valid_to: AwareDatetime | None = None
     expires_at: AwareDatetime | None = None
     read_only: bool | None = None
+    pinned: bool | None = Field(None, description="true pins into the profile, false out of it, null: engram decides")
     expected_version: int | None = Field(None, ge=1)
     reason: str | None = None
     override_read_only: bool = False

@@ -50,6 +50,7 @@ class RecordOut(BaseModel):
     read_only: bool
     supersedes: str | None
     superseded_by: str | None
+    pinned: bool | None
 
 
 class RecordsOut(BaseModel):

@@ -130,6 +130,7 @@ def record_to_data(record: MemoryRecord) -> dict[str, Any]:
         "read_only": record.read_only,
         "supersedes": record.supersedes,
         "superseded_by": record.superseded_by,
+        "pinned": record.pinned,
     }
 
 
@@ -142,6 +143,12 @@ def _content(value: Any) -> str:
 def _reply_to(value: Any) -> str | None:
     if value is not None and (not isinstance(value, str) or not value.strip()):
         raise InvalidValueError("source.reply_to must be a non-empty string or null")
+    return value
+
+
+def _pinned(value: Any) -> bool | None:
+    if value is not None and not isinstance(value, bool):
+        raise InvalidValueError(f"pinned must be true, false or null, got {value!r}")
     return value
 
 
@@ -179,6 +186,7 @@ def record_from_data(data: dict[str, Any]) -> MemoryRecord:
             read_only=bool(data.get("read_only", False)),
             supersedes=data.get("supersedes"),
             superseded_by=data.get("superseded_by"),
+            pinned=_pinned(data.get("pinned")),
         )
     except KeyError as exc:
         raise InvalidValueError(f"record is missing field {exc.args[0]!r}") from None

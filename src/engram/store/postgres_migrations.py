@@ -190,6 +190,8 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
     # Store-wide settings describing the stored index (the tokenizer of the lexical
     # terms); no tenant column and no row-level security: they are the schema's.
     (6, "store-wide settings", "CREATE TABLE {schema}.engram_meta (key text PRIMARY KEY, value text NOT NULL);"),
+    (7, "a memory pinned into or out of the user's profile (NULL: engram decides)",
+     "ALTER TABLE {schema}.memories ADD COLUMN pinned boolean;"),
 )
 
 

@@ -116,4 +116,6 @@ MIGRATIONS: tuple[tuple[int, str, str | Callable[[Connection], None]], ...] = (
     (4, "governance: pending changes, recalls, write samples", GOVERNANCE),
     (5, "episodes: threads, turns, consolidation watermarks and leases", EPISODES),
     (6, "lexical postings and BM25 statistics per scope (no file-wide FTS5 index)", scoped_postings),
+    (7, "a memory pinned into or out of the user's profile (NULL: engram decides)",
+     "ALTER TABLE memories ADD COLUMN pinned INTEGER"),
 )

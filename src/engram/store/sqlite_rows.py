@@ -36,7 +36,7 @@ _RECORD_COLUMNS = (
     "tenant", "id", "namespace", "kind", "content", "category", "tags", "metadata", "importance", "confidence",
     "sensitivity", "status", "version", "valid_from", "valid_to", "expires_at", "created_at", "updated_at",
     "last_accessed_at", "access_count", "actor", "thread_id", "message_id", "embedding_model", "embedding",
-    "read_only", "supersedes", "superseded_by", "reply_to", "terms",
+    "read_only", "supersedes", "superseded_by", "reply_to", "pinned", "terms",
 )
 _UPSERT = (
     f"INSERT INTO memories ({', '.join(_RECORD_COLUMNS)}) VALUES ({', '.join('?' * len(_RECORD_COLUMNS))}) "
@@ -61,7 +61,8 @@ def record_values(write: RecordWrite) -> tuple:
         r.status.value, r.version, to_epoch(r.valid_from), to_epoch(r.valid_to), to_epoch(r.expires_at),
         to_epoch(r.created_at), to_epoch(r.updated_at), to_epoch(r.last_accessed_at), r.access_count,
         r.source.actor, r.source.thread_id, r.source.message_id, r.embedding_model if embedding else None,
-        None, int(r.read_only), r.supersedes, r.superseded_by, r.source.reply_to, write.terms,
+        None, int(r.read_only), r.supersedes, r.superseded_by, r.source.reply_to,
+        None if r.pinned is None else int(r.pinned), write.terms,
     )
 
 
@@ -145,7 +146,7 @@ def record_from_row(row: sqlite3.Row) -> MemoryRecord:
     """A record from a row selected with RECORD_SELECT (positional: faster than by name)."""
     (tenant, record_id, namespace, kind, content, category, tags, metadata, importance, confidence, sensitivity,
      status, version, valid_from, valid_to, expires_at, created_at, updated_at, last_accessed_at, access_count,
-     actor, thread_id, message_id, embedding_model, read_only, supersedes, superseded_by, reply_to) = row
+     actor, thread_id, message_id, embedding_model, read_only, supersedes, superseded_by, reply_to, pinned) = row
     return MemoryRecord(
         id=record_id,
         scope=_scope(tenant, namespace),
@@ -171,6 +172,7 @@ def record_from_row(row: sqlite3.Row) -> MemoryRecord:
         read_only=bool(read_only),
         supersedes=supersedes,
         superseded_by=superseded_by,
+        pinned=None if pinned is None else bool(pinned),
     )
 
 
