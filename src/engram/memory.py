@@ -100,7 +100,7 @@ class Memory(GovernanceFacade, EpisodesFacade):
         self.store = store
         self.embedder = embedder or make_embedder(self.settings.embedder)
         # one embedding per query text however many scopes a context() or recall() searches
-        self._queries = QueryCache(self.embedder)
+        self._queries = QueryCache(self.embedder, self.settings.query_cache_size)
         self.clock = clock or SystemClock()
         self.policies = list(policies)
         terms = store_terms(store, self.settings.cjk_tokenizer)

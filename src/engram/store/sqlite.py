@@ -49,6 +49,11 @@ _BUSY_RETRIES = 8
 _CHECKPOINT_TRIES = 20
 _PAGE_SIZE = 8192
 _MMAP_MB = 1024
+# What `engram stats` names as the vector read path: the pure-Python one (standard sqlite3 and
+# numpy), on every platform. Scoring a cold scope inside SQLite with sqlite-vec (through an
+# extension-loading binding such as sqlean.py) was measured faster for that first query
+# (docs/BENCHMARKS.md, issue 22) but is not wired in yet.
+READ_PATH = "exact numpy search over a per-scope columnar cache (no SQLite extension needed)"
 
 
 def _rollback(conn: sqlite3.Connection) -> None:
@@ -547,7 +552,8 @@ class SQLiteStore(episodes.EpisodeReads):
             audit_events=audits,
             tenants=tenants,
             embedding_models=models,
-            extra={"path": self.path, "bytes_on_disk": size, "schema_version": self.schema_version()},
+            extra={"path": self.path, "bytes_on_disk": size, "schema_version": self.schema_version(),
+                   "read_path": READ_PATH, "mmap_mb": self._mmap_bytes // (1024 * 1024)},
         )
 
     # -- governance (store/governance_sql.py) -------------------------------------------------
