@@ -108,8 +108,9 @@ def langchain_embeddings(embedder: Embedder, searching: Searching | None = None)
 
     class EngramEmbeddings(Embeddings):
         def embed_documents(self, texts: list[str]) -> list[list[float]]:
-            role = "query" if searching is not None and searching.active else "passage"
-            return embedder.embed(list(texts), role=role).tolist()
+            if searching is not None and searching.active:
+                return embedder.embed(list(texts), role="query").tolist()
+            return embedder.embed(list(texts), role="passage").tolist()
 
         def embed_query(self, text: str) -> list[float]:
             return embedder.embed([text], role="query")[0].tolist()
