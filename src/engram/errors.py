@@ -86,7 +86,7 @@ class PIIForbiddenError(PermissionDeniedError):
 class PendingApprovalError(EngramError):
     """The write matched an approval rule: it was kept as a pending change (``.pending``,
     an ``engram.governance.values.PendingChange``) for a reviewer, and nothing else was
-    written. ``Memory.approve`` / ``reject`` decide it."""
+    written. ``Memory.approvals.approve`` / ``reject`` decide it."""
 
     def __init__(self, pending: PendingChange) -> None:
         self.pending = pending
