@@ -375,8 +375,13 @@ def _aligned(fields: RankFields, order: list[int]) -> RankFields:
 def with_overlap(hits: Sequence[SearchHit], terms: Sequence[str], tokenizer: Tokenizer) -> list[SearchHit]:
     """The share of query terms each hit's text holds (the relevance floor's second test).
     Not part of the score, so it is computed only for the hits returned, not the whole pool."""
-    return [replace(hit, signals=replace(hit.signals, overlap=term_overlap(
-        terms, tokenizer.query_terms(hit.record.indexed_text)))) for hit in hits]
+    out = []
+    for hit in hits:
+        s = hit.signals
+        share = term_overlap(terms, tokenizer.query_terms(hit.record.indexed_text))
+        out.append(SearchHit(hit.record, hit.score, Signals(s.lexical, s.vector, s.relevance, s.recency,
+                                                              s.importance, s.validity, share)))
+    return out
 
 
 def _merge(first: list[ScoredId], second: list[ScoredId]) -> list[ScoredId]:

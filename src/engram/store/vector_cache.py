@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from operator import itemgetter
 
@@ -186,10 +186,15 @@ class VectorCache:
             self._evict()
         return entry
 
-    def _fresh(self, tenant: str, model: str, seq: int) -> list[ScopeVectors]:
-        with self._lock:  # most recently used first: usually the scope a search just loaded
-            return [entry for key, entry in reversed(self._entries.items())
-                    if key[0] == tenant and key[3] == model and entry.seq == seq]
+    def _fresh(self, tenant: str, model: str, seq: int) -> Iterator[ScopeVectors]:
+        """Fresh entries of this tenant and model, most recently used first (usually the
+        scope a search just loaded, so callers stop at the first): the entries are copied
+        under the lock (one C-level copy) and filtered lazily, not all compared per call."""
+        with self._lock:
+            items = list(reversed(self._entries.items()))
+        for key, entry in items:
+            if key[0] == tenant and key[3] == model and entry.seq == seq:
+                yield entry
 
     def rank_fields(self, tenant: str, model: str, seq: int, ids: Sequence[str]) -> list[RankFields]:
         """What ranking reads of ``ids``, from fresh entries of this tenant and model (one
