@@ -18,11 +18,11 @@ from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-from engram import Memory, Scope  # noqa: E402
-from engram.benchmark import corpus  # noqa: E402
-from engram.benchmark.embedders import SyntheticPassages  # noqa: E402
-from engram.benchmark.stats import percentile  # noqa: E402
-from engram.config import Settings  # noqa: E402
+from engram import Memory, Scope
+from engram.benchmark import corpus
+from engram.benchmark.embedders import SyntheticPassages
+from engram.benchmark.stats import percentile
+from engram.config import Settings
 
 
 def main() -> None:
