@@ -1,7 +1,7 @@
 import engram
 
 PINNED = {
-    "AuditEvent", "BenchmarkDataError", "Clock", "ConfigError", "ConflictError", "ConnectionLostError",
+    "AsyncMemory", "AuditEvent", "BenchmarkDataError", "Clock", "ConfigError", "ConflictError", "ConnectionLostError",
     "ContextBlock", "E5Embedder", "EmbeddingError", "Embedder", "EngramError", "FakeClock", "FakeHashEmbedder",
     "ImportFormatError", "InvalidContentError", "InvalidScopeError", "InvalidValueError", "Kind", "LLMError",
     "LLMRateLimitError", "LLMResponseError", "LLMTimeoutError", "Memory", "MemoryDraft", "MemoryRecord", "Message",
@@ -21,6 +21,8 @@ PINNED = {
     "StaleTermsError",
     # typed storage errors (issue 11)
     "ReadOnlyStoreError", "StorageFullError",
+    # integrity under attack and under load (issue 21)
+    "PurgeReport", "WorkCancelledError",
 }
 
 

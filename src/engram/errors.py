@@ -8,9 +8,11 @@
     │   └── ImportFormatError      a malformed JSONL line (carries ``line``)
     ├── NotFoundError              no such record in the caller's scope
     ├── ConflictError              a compare-and-swap lost: the record changed meanwhile
+    │   └── WorkCancelledError     the job or lease a write ran under is gone (its scope was purged)
     ├── PermissionDeniedError      read-only memory, refused by a policy hook
     │   └── PIIForbiddenError      the PII policy forbids storing what was found
     ├── PendingApprovalError       an approval rule matched: kept as a pending change, not written
+    │                              (defined next to PendingChange, in engram.governance.values)
     ├── StorageError               the database failed (driver errors are translated once)
     │   ├── NotAnEngramDatabaseError
     │   ├── MigrationError
@@ -29,11 +31,6 @@ Driver and provider errors are translated at the boundary with ``raise ... from 
 """
 
 from __future__ import annotations
-
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from .governance.values import PendingChange
 
 
 class EngramError(Exception):
@@ -71,6 +68,11 @@ class ConflictError(EngramError):
     """A write expected one version of a record and found another."""
 
 
+class WorkCancelledError(ConflictError):
+    """Background work (a job, a consolidation run) wrote under a job or a lease that is
+    gone: its scope was purged meanwhile (or the job cancelled). Nothing was written."""
+
+
 class PermissionDeniedError(EngramError, PermissionError):
     pass
 
@@ -81,16 +83,6 @@ class PIIForbiddenError(PermissionDeniedError):
     def __init__(self, message: str, *, kinds: tuple[str, ...]) -> None:
         super().__init__(message)
         self.kinds = kinds
-
-
-class PendingApprovalError(EngramError):
-    """The write matched an approval rule: it was kept as a pending change (``.pending``,
-    an ``engram.governance.values.PendingChange``) for a reviewer, and nothing else was
-    written. ``Memory.approvals.approve`` / ``reject`` decide it."""
-
-    def __init__(self, pending: PendingChange) -> None:
-        self.pending = pending
-        super().__init__(f"pending change {pending.id} awaits approval ({pending.rule})")
 
 
 class StorageError(EngramError):

@@ -13,10 +13,11 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any, cast
 
+from .changes import Change, Policy, WriteIntent
 from .clock import Clock, SystemClock
 from .config import Settings
 from .contention import last_writer_wins
-from .core import Change, Policy, WriteCore, WriteIntent, superseding
+from .core import WriteCore, superseding
 from .embed import Embedder, make_embedder
 from .embed.query_cache import QueryCache
 from .embed.reindex import reindex_store
@@ -34,6 +35,7 @@ from .model import (
     MemoryRecord,
     Operation,
     Page,
+    PurgeReport,
     Scope,
     SearchHit,
     Sensitivity,
@@ -56,7 +58,7 @@ from .search.retrieve import Retriever, retrieve
 from .search.store_terms import StoreTerms, store_terms
 from .search.tokenize import Tokenizer
 from .store import Store, open_store
-from .store.base import AuditQuery, RecordFilter, TimeRange
+from .store.base import AuditDraft, AuditQuery, RecordFilter, TimeRange
 from .writes import MemoryDraft, build_record, retire, revise
 
 log = logging.getLogger("engram")
@@ -340,29 +342,45 @@ class Memory:
         new = replace(new, status=Status.ACTIVE, valid_to=None, superseded_by=None, expires_at=expires_at)
         return self.core.write([Change(Operation.RESTORE, new, old, actor, reason)])[0]
 
-    def purge(self, record_id: str, scope: Scope, *, reason: str | None = None, actor: str = DEFAULT_ACTOR) -> None:
+    def purge(self, record_id: str, scope: Scope, *, reason: str | None = None,
+              actor: str = DEFAULT_ACTOR) -> PurgeReport:
         """Hard delete, versions included (the right to be forgotten). The audit keeps
         that a purge happened, never the content."""
-        self._purge_many([self._stored(record_id, scope)], scope, reason=reason, actor=actor)
+        return self._purge_many([self._stored(record_id, scope)], scope, reason=reason, actor=actor)
 
-    def purge_scope(self, scope: Scope, *, reason: str | None = None, actor: str = DEFAULT_ACTOR) -> int:
-        """Purge every record in a scope and below it (e.g. all of one user)."""
+    def purge_scope(self, scope: Scope, *, reason: str | None = None, actor: str = DEFAULT_ACTOR) -> PurgeReport:
+        """Erase a scope and everything below it (e.g. all of one user): records and their
+        versions, conversations, background jobs, pending changes, write samples, recalls,
+        statistics; the scope's audit rows stay without its labels or free text, and the
+        purge is audited with ``reason`` (so never name the user in it). Work begun before
+        (a queued or running job, a consolidation run, an approval) writes nothing there
+        afterwards. ``residue`` says what, if anything, still holds purged bytes on disk."""
+        check_scope(scope)
         where = RecordFilter(namespace=scope.namespace, descendants=True, statuses=())
-        records = self.store.query(scope.tenant, where, limit=10**9)
-        return self._purge_many(records, scope, reason=reason, actor=actor, whole_scope=True)
+
+        def attempt() -> PurgeReport:  # a record written there meanwhile: list the scope again
+            records = self.store.query(scope.tenant, where, limit=10**9)
+            return self._purge_many(records, scope, reason=reason, actor=actor, whole_scope=True)
+
+        return last_writer_wins(attempt, budget_s=self._contention_budget_s)
 
     def _purge_many(
          self, records: Sequence[MemoryRecord], scope: Scope, *, reason: str | None, actor: str = DEFAULT_ACTOR,
          whole_scope: bool = False,
-    ) -> int:
-        """``whole_scope``: pending changes and write samples of the scope go too."""
+    ) -> PurgeReport:
+        """``whole_scope``: everything else of the scope goes too (store/erase_sql.py)."""
         for record in records:
             if not scope.contains(record.scope):
                 raise NotFoundError(f"no memory {record.id!r} in scope {scope}")
-        extra = GovernanceWrites(purged_scopes=(scope.namespace,)) if whole_scope else None
+        extra, audit = None, []
+        if whole_scope:
+            extra = GovernanceWrites(purged_scopes=(scope.namespace,))
+            audit = [AuditDraft(actor=actor, operation=Operation.PURGE, at=self.clock.now(),
+                                detail={"scope_erased": True, "records": len(records),
+                                        **({"reason": reason} if reason else {})})]
         self.core.write([Change(Operation.PURGE, None, record, actor, reason) for record in records],
-                        tenant=scope.tenant, governance=extra)
-        return len(records)
+                        tenant=scope.tenant, governance=extra, audit=audit)
+        return PurgeReport(len(records), self.store.erase_traces())
 
     # -- reads -------------------------------------------------------------------------------
 

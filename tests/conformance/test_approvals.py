@@ -13,11 +13,11 @@ from engram import (
     Kind,
     NotFoundError,
     Operation,
+    PendingApprovalError,
     PIIPolicy,
     Scope,
     Settings,
 )
-from engram.errors import PendingApprovalError
 from engram.governance.rules import ApprovalRule, ApprovalRules
 from engram.governance.values import PendingStatus
 

@@ -281,7 +281,7 @@ def test_api_docs_render_without_the_internet(server, browser):
 
 
 def test_panels_appear_only_when_the_server_offers_them(tmp_path, browser):
-    from engram.errors import PendingApprovalError
+    from engram import PendingApprovalError
     from engram.governance.rules import ApprovalRule, ApprovalRules
 
     rules = ApprovalRules((ApprovalRule("org memory", namespaces=("orgs/*",)),))

@@ -16,7 +16,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ..core import Admitted, Change, WriteCore, superseding
+from ..changes import Change
+from ..core import Admitted, WriteCore, superseding
 from ..errors import ConflictError, LLMError, PermissionDeniedError, ValidationError
 from ..governance.events import extract_detail
 from ..governance.values import GovernanceWrites, PendingChange

@@ -17,7 +17,7 @@ from fastapi.responses import JSONResponse, PlainTextResponse
 from fastapi.security import HTTPAuthorizationCredentials
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..errors import PendingApprovalError, PermissionDeniedError
+from ..errors import PermissionDeniedError
 from ..governance.prometheus import CONTENT_TYPE, exposition
 from ..governance.shapes import (
     pending_data,
@@ -28,7 +28,7 @@ from ..governance.shapes import (
     sample_data,
     trace_data,
 )
-from ..governance.values import Verdict
+from ..governance.values import PendingApprovalError, Verdict
 from ..limits import MAX_OFFSET
 from ..memory import Memory
 from ..shapes import hit_data as _hit_data

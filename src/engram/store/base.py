@@ -103,6 +103,17 @@ class Touch:
 
 
 @dataclass(frozen=True, slots=True)
+class Holding:
+    """What background work must still hold when it commits (checked inside the write
+    transaction): the job it runs for, still claimed, or the consolidation lease of
+    its scope, still its own. A whole-scope purge deletes both first, so work begun
+    before a purge can never write into the purged scope (WorkCancelledError)."""
+
+    job_id: str | None = None
+    lease: tuple[tuple[str, ...], str] | None = None  # (namespace, holder)
+
+
+@dataclass(frozen=True, slots=True)
 class WriteBatch:
     """Everything one logical change writes, applied in ONE transaction, in this
     order: purges, records (with compare-and-swap), versions, touches, audit, jobs,
@@ -117,6 +128,7 @@ class WriteBatch:
     jobs: tuple[Job, ...] = ()  # background jobs to enqueue
     governance: GovernanceWrites = field(default_factory=GovernanceWrites)  # pending changes, recalls, samples
     episodes: EpisodeWrites = field(default_factory=EpisodeWrites)  # turns, threads, watermarks (engram.episodes)
+    holding: Holding | None = None  # background work: refused unless its job or lease is still there
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,6 +221,12 @@ class Store(Protocol):
     def namespaces(self, tenant: str, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]: ...
 
     def tenants(self) -> list[str]: ...
+
+    def erase_traces(self) -> str | None:
+        """After a purge: make what it deleted unreadable in the database files now, if
+        the backend can without waiting. None when nothing deleted is left on disk;
+        otherwise what still holds it and what will finish the job."""
+        ...
 
     # -- store-wide settings: what produced the stored index (e.g. "tokenizer") --------------
 

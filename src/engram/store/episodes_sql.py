@@ -269,8 +269,10 @@ def _drop_before(conn: Any, t: Tables, tenant: str, cutoff: datetime) -> None:
     if t.sqlite:
         conn.execute("DELETE FROM turn_fts WHERE rowid IN (SELECT rowid FROM turns WHERE tenant = ? AND at < ?)",
                      (tenant, moment))
-    conn.execute(f"DELETE FROM {t.turns} WHERE {t.tenant} = {t.p} AND at < {t.p}", (tenant, moment))
+    dropped = conn.execute(f"DELETE FROM {t.turns} WHERE {t.tenant} = {t.p} AND at < {t.p}", (tenant, moment))
     conn.execute(f"DELETE FROM {t.threads} WHERE {t.tenant} = {t.p} AND last_at < {t.p}", (tenant, moment))
+    if t.sqlite and dropped.rowcount:  # dropped words leave the FTS5 segments too, as after a purge
+        conn.execute("INSERT INTO turn_fts (turn_fts) VALUES ('optimize')")
     conn.execute(
         f"UPDATE {t.threads} AS th SET turns = (SELECT count(*) FROM {t.turns} u WHERE u.{t.tenant} = th.{t.tenant} "
         f"AND u.namespace = th.namespace AND u.thread_id = th.id) WHERE {t.tenant} = {t.p} AND started_at < {t.p}",

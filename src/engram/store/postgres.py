@@ -318,6 +318,12 @@ class PostgresStore(episodes.EpisodeReads):
                     raise _translate(exc) from exc
             self._indexes.pop((model, dim), None)
 
+    def erase_traces(self) -> str | None:
+        """PostgreSQL cannot overwrite deleted rows in place: say what finishes a purge."""
+        return ("PostgreSQL keeps the purged rows' old versions in the table files until "
+                "`store.vacuum(full=True)` (VACUUM FULL, docs/POSTGRES.md) rewrites them, and in its write-ahead log "
+                "until checkpoints recycle it")
+
     def vacuum(self, *, full: bool = False) -> None:
         """Reclaim the dead row versions that updates and purges leave in the tables.
         ``full=True`` rewrites every table and index (an exclusive lock while it runs), so
@@ -555,16 +561,30 @@ class PostgresStore(episodes.EpisodeReads):
     def scope_lease(self, tenant: str, namespace: tuple[str, ...], holder: str, now: datetime,
                     seconds: float) -> Iterator[bool]:
         """A session advisory lock held on one pooled connection for the run: released
-        when the run ends, or by the server when the holder's connection dies."""
+        when the run ends, or by the server when the holder's connection dies. The holder
+        is also written in the scope's consolidation row while it runs: the run's writes
+        check it is still there (a purge of the scope deletes it)."""
         if self._closed:
             raise StorageError("the store is closed")
         key = f"engram.consolidate.{self.schema}.{tenant}\x1f{namespace_key(namespace)}"
+        scope_key, until = namespace_key(namespace), datetime.fromtimestamp(now.timestamp() + seconds, tz=now.tzinfo)
         with self._pool.connection() as conn:
             got = bool(_one(conn.execute("SELECT pg_try_advisory_lock(hashtextextended(%s, 0))", (key,)))[0])
             try:
+                if got:
+                    self._transaction(tenant, lambda c: c.execute(
+                        f"INSERT INTO {self._s}.consolidation_state AS s (tenant_id, namespace, lease_holder, "
+                        "lease_until) VALUES (%s, %s, %s, %s) ON CONFLICT (tenant_id, namespace) DO UPDATE SET "
+                        "lease_holder = excluded.lease_holder, lease_until = excluded.lease_until",
+                        (tenant, scope_key, holder, until)), write=True)
                 yield got
             finally:
                 if got and not conn.broken:
+                    if not self._closed:
+                        self._transaction(tenant, lambda c: c.execute(
+                            f"UPDATE {self._s}.consolidation_state SET lease_holder = NULL, lease_until = NULL "
+                            "WHERE tenant_id = %s AND namespace = %s AND lease_holder = %s",
+                            (tenant, scope_key, holder)), write=True)
                     conn.execute("SELECT pg_advisory_unlock(hashtextextended(%s, 0))", (key,))
 
     def schema_version(self) -> int:

@@ -34,6 +34,7 @@ from ..errors import (
 from ..governance.values import PendingChange, PendingQuery, RecallEvent, RecallQuery, SampleQuery, WriteSample
 from ..model import AuditEvent, Job, JobStatus, MemoryRecord, Stats, Version
 from . import episodes_sql as episodes
+from . import erase_sql as erase
 from . import governance_sql as governance
 from . import sqlite_jobs as job_rows
 from . import sqlite_lexical as lexical
@@ -46,7 +47,6 @@ from .vector_cache import VectorCache
 
 T = TypeVar("T")
 _BUSY_RETRIES = 8
-_CHECKPOINT_TRIES = 20
 _PAGE_SIZE = 8192
 _MMAP_MB = 1024
 # What `engram stats` names as the vector read path: the pure-Python one (standard sqlite3 and
@@ -65,6 +65,7 @@ def _rollback(conn: sqlite3.Connection) -> None:
 
 _GOVERNANCE = governance.Tables(SQLITE)
 _EPISODES = episodes.Tables(SQLITE)
+_ERASE = erase.Tables(SQLITE)
 
 
 def _is_busy(exc: sqlite3.OperationalError) -> bool:
@@ -111,6 +112,7 @@ class SQLiteStore(episodes.EpisodeReads):
         self._connections: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
         self._closed = False
+        self._owed_checkpoint = False  # a purge's WAL not emptied yet (a reader held it)
         self._vectors = VectorCache(max_bytes=cache_mb * 1024 * 1024)
         self._connection()
         self._migrate()
@@ -324,29 +326,53 @@ class SQLiteStore(episodes.EpisodeReads):
             raise ConflictError(f"write conflicts with stored data: {exc}") from exc
         except sqlite3.DatabaseError as exc:
             raise self._translate(exc, "SQLite write failed") from exc
-        if batch.purge_ids or batch.governance.purged_scopes:
-            self._truncate_wal()
+        if batch.purge_ids or batch.governance.purged_scopes or batch.episodes.drop_before is not None:
+            self._owed_checkpoint = True
+            self._truncate_wal(self._busy_timeout_ms / 1000)
 
-    def _truncate_wal(self) -> None:
-        """Copy the WAL into the file and empty it, so no old page image of a purged
-        record survives there. A reader in the middle of a transaction blocks the copy:
-        retried for up to a second; past that the next purge or checkpoint finishes it."""
-        if self.path == ":memory:":
-            return
+    def _truncate_wal(self, budget_s: float) -> bool:
+        """Copy the WAL into the file and empty it, so no old page image of what a purge
+        deleted survives there (nor, in the file, the pages the copy replaces). A reader
+        in the middle of a transaction blocks the copy: tried for at most ``budget_s`` (the
+        busy timeout), without SQLite's busy handler, which would wait that long per try.
+        True once done; else it stays owed (``erase_traces``, maintenance, the next purge)."""
+        if self.path == ":memory:" or self.read_only:
+            self._owed_checkpoint = False
+            return True
         conn = self._connection()
-        for _ in range(_CHECKPOINT_TRIES):
-            try:
-                busy = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
-            except sqlite3.OperationalError as exc:
-                if not _is_busy(exc):
-                    raise self._translate(exc, "checkpoint after purge failed") from exc
-                busy = 1
-            if not busy:
-                return
-            time.sleep(0.05)
+        deadline = time.monotonic() + budget_s
+        conn.execute("PRAGMA busy_timeout = 0")
+        try:
+            while True:
+                try:
+                    busy = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+                except sqlite3.OperationalError as exc:
+                    if not _is_busy(exc):
+                        raise self._translate(exc, "checkpoint after purge failed") from exc
+                    busy = 1
+                if not busy:
+                    self._owed_checkpoint = False
+                    return True
+                if time.monotonic() >= deadline:
+                    return False
+                time.sleep(min(0.05, max(deadline - time.monotonic(), 0.0)))
+        finally:
+            conn.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout_ms)}")
+
+    def erase_traces(self) -> str | None:
+        """One try (no wait) at finishing a purge whose WAL could not be emptied yet."""
+        if self._owed_checkpoint and not self._truncate_wal(0.0):
+            return (f"a reader of {self.path} holds a transaction open, so the write-ahead log still holds page "
+                    "images of what was purged; it is emptied as soon as the reader ends, by the next purge, "
+                    "`engram maintain` or the worker's maintenance (or when the last connection closes)")
+        return None
 
     def _apply(self, conn: sqlite3.Connection, batch: WriteBatch) -> None:
         tenant = batch.tenant
+        if batch.holding is not None:
+            erase.check_holding(conn, _ERASE, tenant, batch.holding)
+        for namespace in batch.governance.purged_scopes:
+            erase.erase_scope(conn, _ERASE, tenant, namespace, batch.purge_ids)
         for record_id in batch.purge_ids:
             rows.purge_record(conn, tenant, record_id)
         existed = self._existing_ids(conn, tenant, [w.record.id for w in batch.records if w.expected_version is None])
@@ -377,6 +403,8 @@ class SQLiteStore(episodes.EpisodeReads):
             job_rows.insert_job(conn, job)
         governance.apply_governance(conn, _GOVERNANCE, tenant, batch.governance, batch.purge_ids)
         episodes.apply_episodes(conn, _EPISODES, tenant, batch.episodes, batch.governance.purged_scopes)
+        if batch.purge_ids:  # a scope left without records keeps no statistics row naming it
+            conn.execute("DELETE FROM scopes WHERE tenant = ? AND docs <= 0", (tenant,))
         if batch.records or batch.purge_ids:
             conn.execute(
                 "INSERT INTO tenant_state (tenant, seq) VALUES (?, 1) "

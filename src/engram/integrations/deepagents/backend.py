@@ -48,8 +48,8 @@ from deepagents.backends.utils import (
 from langgraph.types import interrupt
 from wcmatch import glob as wcglob
 
-from ...errors import ConflictError, EngramError, InvalidValueError, PendingApprovalError, PermissionDeniedError
-from ...governance.values import PendingChange
+from ...errors import ConflictError, EngramError, InvalidValueError, PermissionDeniedError
+from ...governance.values import PendingApprovalError, PendingChange
 from ...memory import Memory
 from ...model import MemoryRecord, Scope
 from .. import _approval
