@@ -6,7 +6,6 @@ the writing."""
 import io
 import json
 
-import click
 import pytest
 import typer
 from cryptography.fernet import Fernet
@@ -37,17 +36,18 @@ def cli(*args, code=0, stdin=None):
     return result.stdout
 
 
-def _commands(group: click.Group, path=()):
-    for name, command in group.commands.items():
-        if isinstance(command, click.Group):
+def _commands(group, path=()):
+    for name, command in group.commands.items():  # typer's groups keep their commands in .commands
+        if getattr(command, "commands", None) is not None:
             yield from _commands(command, (*path, name))
         else:
             yield (*path, name), command
 
 
 def test_no_command_has_two_options_of_one_name():
-    clashes = {}
+    clashes, seen_commands = {}, []
     for path, command in _commands(typer.main.get_command(app)):
+        seen_commands.append(" ".join(path))
         seen: dict[str, str] = {}
         for param in command.params:
             for flag in [*param.opts, *param.secondary_opts]:
@@ -55,6 +55,7 @@ def test_no_command_has_two_options_of_one_name():
                     clashes[" ".join(path)] = flag
                 seen[flag] = param.name
     assert clashes == {}
+    assert {"consolidate", "quality report", "approvals show", "threads search", "keys reveal"} <= set(seen_commands)
 
 
 def test_consolidate_agent_names_a_scope_and_llm_agent_the_mode(env):
