@@ -9,6 +9,7 @@ import pytest
 from engram import FakeHashEmbedder, Memory, Scope
 from engram.search.tokenize import query_terms
 from engram.store import postgres_migrations
+from engram.store import sqlite_vectors as vector_chunks
 from engram.store.base import RecordFilter
 from engram.store.sqlite import SQLiteStore
 from engram.store.sqlite_migrations import MIGRATIONS as SQLITE_MIGRATIONS
@@ -60,10 +61,26 @@ def _nearest(memory: Memory) -> list:
     return out
 
 
+def _as_sqlite_version_7(path: str) -> None:
+    """Turn a current file back into what engram wrote before migration 8: one row per
+    record's vector in memory_vectors, keyed by scope * 2**32 + record, no chunks."""
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE memory_vectors (key INTEGER PRIMARY KEY, embedding BLOB NOT NULL)")
+        for row in conn.execute(f"SELECT {', '.join(vector_chunks.CHUNK_COLUMNS)} FROM vector_chunks").fetchall():
+            chunk = vector_chunks.decode(row)
+            scope = chunk.key >> 32
+            conn.executemany("INSERT INTO memory_vectors (key, embedding) VALUES (?, ?)",
+                             [((scope << 32) | doc, vector) for doc, vector in zip(chunk.docs, chunk.vectors)])
+        conn.execute("DROP TABLE vector_chunks")
+        conn.execute("DROP TABLE vector_slots")
+        conn.execute("DELETE FROM schema_migrations WHERE version = 8")
+
+
 def _as_sqlite_version_4(path: str) -> None:
     """Turn a current file back into what engram wrote before migration 6: one
     file-wide FTS5 table holding each record's terms, vectors in the records' rows, no
     postings, no terms column."""
+    _as_sqlite_version_7(path)
     with sqlite3.connect(path) as conn:
         conn.execute("CREATE VIRTUAL TABLE memory_fts USING fts5 (terms, scope, "
                      "tokenize = 'unicode61 remove_diacritics 0')")
@@ -76,6 +93,33 @@ def _as_sqlite_version_4(path: str) -> None:
         conn.execute("DROP TABLE scopes")
         conn.execute("ALTER TABLE memories DROP COLUMN terms")
         conn.execute("DELETE FROM schema_migrations WHERE version = 6")  # the later ones stay applied
+
+
+def test_sqlite_store_at_version_7_packs_its_vectors_and_ranks_like_a_fresh_one(tmp_path):
+    """Migration 8 moves each record's vector into its scope's chunks: the same vectors,
+    the same nearest neighbours and the same searches as a store written fresh."""
+    old_path, fresh_path = str(tmp_path / "old.db"), str(tmp_path / "fresh.db")
+    with Memory(SQLiteStore(old_path), embedder=FakeHashEmbedder()) as memory:
+        written = _fill(memory)
+        ids = {scope.tenant: [key for key, (s, _) in written.items() if s.tenant == scope.tenant] for scope in SCOPES}
+        before = {tenant: memory.store.vectors(tenant, keys, memory.embedder.name) for tenant, keys in ids.items()}
+    _as_sqlite_version_7(old_path)
+    with sqlite3.connect(old_path) as conn:
+        assert conn.execute("SELECT count(*) FROM memory_vectors").fetchone()[0] > 0
+    with Memory(SQLiteStore(old_path), embedder=FakeHashEmbedder()) as migrated, \
+            Memory(SQLiteStore(fresh_path), embedder=FakeHashEmbedder()) as fresh:
+        _fill(fresh)
+        assert migrated.store.schema_version() == max(m[0] for m in SQLITE_MIGRATIONS)
+        assert migrated.store.execute_raw("SELECT name FROM sqlite_master WHERE name = 'memory_vectors'") == []
+        for tenant, keys in ids.items():
+            after = migrated.store.vectors(tenant, keys, migrated.embedder.name)
+            assert after.keys() == before[tenant].keys() and len(after) > 0
+            assert all(after[key].tobytes() == before[tenant][key].tobytes() for key in after)
+        assert _nearest(migrated) == _nearest(fresh)
+        for memory in (migrated, fresh):
+            record = memory.remember("green harbour tea", SCOPES[0])
+            memory.update(record.id, SCOPES[0], content="green harbour tea twice")
+        assert _nearest(migrated) == _nearest(fresh)
 
 
 def test_sqlite_store_at_version_4_migrates_and_ranks_like_a_fresh_one(tmp_path):

@@ -1,8 +1,9 @@
 """The embedded backend: one SQLite file in WAL mode, safe for several processes.
 
-Vectors are float32 BLOBs in the record row and are searched exactly with numpy
-inside the caller's scope (so scoping never loses recall); a per-scope matrix is
-cached in memory and invalidated by a per-tenant write sequence, which other
+Vectors are float32, packed per scope in chunks beside the fields search filters and
+ranks on (store/sqlite_vectors.py), and searched exactly with numpy inside the caller's
+scope (so scoping never loses recall); a scope's columns are cached in memory
+(store/vector_cache.py) and invalidated by a per-tenant write sequence, which other
 processes bump too.
 """
 
@@ -40,21 +41,24 @@ from . import governance_sql as governance
 from . import sqlite_jobs as job_rows
 from . import sqlite_lexical as lexical
 from . import sqlite_rows as rows
+from . import sqlite_vectors as vector_chunks
 from .base import AuditQuery, OrderBy, RankFields, RecordFilter, ScoredId, WriteBatch
 from .codec import RANK_COLUMNS, namespace_from_key, namespace_key, namespace_range, rank_fields_from_rows
 from .sql import SQLITE, audit_conditions, check_storable, filter_clause, order_clause
 from .sqlite_migrations import APPLICATION_ID, MIGRATIONS
+from .sqlite_vectors import PackedRows, packed
 from .vector_cache import VectorCache
 
 T = TypeVar("T")
 _BUSY_RETRIES = 8
 _PAGE_SIZE = 8192
 _MMAP_MB = 1024
-# What `engram stats` names as the vector read path: the pure-Python one (standard sqlite3 and
-# numpy), on every platform. Scoring a cold scope inside SQLite with sqlite-vec (through an
-# extension-loading binding such as sqlean.py) was measured faster for that first query
-# (docs/BENCHMARKS.md, issue 22) but is not wired in yet.
-READ_PATH = "exact numpy search over a per-scope columnar cache (no SQLite extension needed)"
+# What `engram stats` names as the vector read path: the same on every platform (standard sqlite3
+# and numpy). Scoring a cold scope inside SQLite with sqlite-vec was measured no faster than
+# reading its vectors row by row, and a second SQLite library in the process is unsafe on one
+# file (docs/BENCHMARKS.md, issue 22): cold scopes are read as packed chunks instead.
+READ_PATH = ("exact numpy search over a per-scope columnar cache, cold scopes read as packed "
+             f"{vector_chunks.CHUNK}-record chunks (no SQLite extension needed)")
 
 
 def _rollback(conn: sqlite3.Connection) -> None:
@@ -379,11 +383,12 @@ class SQLiteStore(episodes.EpisodeReads):
             erase.check_holding(conn, _ERASE, tenant, batch.holding)
         for namespace in batch.governance.purged_scopes:
             erase.erase_scope(conn, _ERASE, tenant, namespace, batch.purge_ids)
+        indexer = lexical.Indexer(conn)
         for record_id in batch.purge_ids:
-            rows.purge_record(conn, tenant, record_id)
+            rows.purge_record(conn, tenant, record_id, indexer)
+        indexer.flush()  # each chunk that held purged records rewritten once
         existed = self._existing_ids(conn, tenant, [w.record.id for w in batch.records if w.expected_version is None])
         written: set[str] = set()
-        indexer = lexical.Indexer(conn)
         for write in batch.records:
             record_id = write.record.id
             if write.expected_version is None:
@@ -394,12 +399,13 @@ class SQLiteStore(episodes.EpisodeReads):
             else:
                 stored = self._check_version(conn, tenant, record_id, write.expected_version)
                 if stored is not None:
-                    indexer.flush()  # a record written earlier in this batch may be the one replaced
-                    lexical.unindex(conn, stored)
+                    if record_id in written:  # written earlier in this batch: its postings must be there to go
+                        indexer.flush()
+                    indexer.remove(stored)
                 rowid = rows.upsert_record(conn, write)
             written.add(record_id)
             indexer.add(rowid, tenant, namespace_key(write.record.scope.namespace), write.terms,
-                        rows.vector_blob(write))
+                        rows.vector_entry(write))
         indexer.flush()
         rows.insert_versions(conn, tenant, batch.versions)
         for touch in batch.touches:
@@ -493,23 +499,20 @@ class SQLiteStore(episodes.EpisodeReads):
         found = self._read("SELECT seq FROM tenant_state WHERE tenant = ?", [tenant])
         return found[0][0] if found else 0
 
-    def _load_vectors(self, tenant: str, namespace: tuple[str, ...], descendants: bool, model: str):
-        if descendants:
-            bounds = namespace_range(namespace)
-            namespace_sql, params = (" AND m.namespace >= ? AND m.namespace < ?", list(bounds)) if bounds else ("", [])
-        else:
-            namespace_sql, params = " AND m.namespace = ?", [namespace_key(namespace)]
-        with self._snapshot():  # the scope's vectors and the records they belong to, of one moment
+    def _load_vectors(self, tenant: str, namespace: tuple[str, ...], descendants: bool, model: str) -> PackedRows:
+        with self._snapshot():  # the scopes and their chunks of one moment
             scopes = lexical.scopes_of(self._read, tenant, namespace, descendants, namespace_key(namespace))
-            return lexical.load_vectors(self._read, tenant, model, scopes, namespace_sql, params)
+            return packed(vector_chunks.read_scopes(self._read, [scope[0] for scope in scopes], model))
 
     def vectors(self, tenant: str, ids: Sequence[str], model: str) -> dict[str, np.ndarray]:
         # most asks come from a search that has just loaded the scope: serve them from the cache
         out = self._vectors.vectors(tenant, model, self._tenant_seq(tenant), ids) if ids else {}
         rest = [i for i in ids if i not in out]
         for start in range(0, len(rest), 500):
-            found = lexical.vectors_of(self._read, tenant, model, rest[start : start + 500])
-            out.update({key: np.frombuffer(blob, dtype=np.float32) for key, blob in found.items()})
+            with self._snapshot():  # the slots and the chunks they name, of one moment
+                found = vector_chunks.vectors_of(self._read, tenant, model, rest[start : start + 500])
+            out.update({key: np.frombuffer(blob, dtype="<f4").astype(np.float32, copy=False)
+                        for key, blob in found.items()})
         return out
 
     def rank_fields(self, tenant: str, ids: Sequence[str], model: str) -> RankFields:

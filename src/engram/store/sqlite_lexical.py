@@ -8,10 +8,9 @@ total length per (tenant, namespace); document frequencies are counted from the
 postings of the scopes a query covers. Nothing of another tenant or scope reaches a
 score. A purge deletes plain rows, which ``secure_delete`` overwrites in place.
 
-Vectors live apart from the records, in a rowid table keyed by scope * 2**32 +
-record: a cold scope's vectors are one range read of that scope's rows instead of
-one seek per record through rows that also hold the text and metadata (a table
-without rowid would push each 2 KB vector into an overflow page of its own).
+Vectors live in per-scope chunks (``sqlite_vectors``), written by the same Indexer;
+migration 6 first moved them into a per-record table keyed by scope * 2**32 + record,
+which migration 8 packed into those chunks.
 """
 
 from __future__ import annotations
@@ -20,21 +19,11 @@ import sqlite3
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..errors import StorageError
 from . import bm25
 from .codec import namespace_from_key, namespace_range
+from .sqlite_vectors import ChunkWriter, VectorEntry
 
 _DOC_BITS = 32
-
-
-def vector_key(scope: int, doc: int) -> int:
-    if not 0 <= doc < 1 << _DOC_BITS:
-        raise StorageError(f"record row {doc} is beyond what the vector table can key (2**32 rows per file)")
-    return (scope << _DOC_BITS) | doc
-
-
-def _scope_bounds(scope: int) -> tuple[int, int]:
-    return scope << _DOC_BITS, (scope + 1) << _DOC_BITS
 
 
 SCHEMA = """
@@ -76,7 +65,7 @@ class Indexer:
         self.conn = conn
         self._scopes: dict[tuple[str, str], int] = {}
         self._postings: list[tuple[int, str, int, int, int]] = []
-        self._vectors: list[tuple[int, bytes]] = []
+        self._vectors = ChunkWriter(conn)
         self._stats: dict[int, list[int]] = {}
 
     def scope(self, tenant: str, namespace: str) -> int:
@@ -85,13 +74,13 @@ class Indexer:
             self._scopes[key] = scope_id(self.conn, tenant, namespace)
         return self._scopes[key]
 
-    def add(self, doc: int, tenant: str, namespace: str, terms: str, embedding: bytes | None = None) -> None:
+    def add(self, doc: int, tenant: str, namespace: str, terms: str, vector: VectorEntry | None = None) -> None:
         """One record's postings (and vector), counted in its scope's statistics."""
         scope = self.scope(tenant, namespace)
         length = bm25.doc_length(terms, namespace_from_key(namespace))
         self._postings += [(scope, term, doc, tf, length) for term, tf in bm25.term_counts(terms).items()]
-        if embedding is not None:
-            self._vectors.append((vector_key(scope, doc), embedding))
+        if vector is not None:
+            self._vectors.add(scope, doc, vector)
         totals = self._stats.setdefault(scope, [0, 0])
         totals[0] += 1
         totals[1] += length
@@ -101,21 +90,24 @@ class Indexer:
         if self._postings:
             conn.executemany("INSERT INTO lexical_postings (scope, term, doc, tf, len) VALUES (?, ?, ?, ?, ?)",
                              self._postings)
-        if self._vectors:
-            conn.executemany("INSERT INTO memory_vectors (key, embedding) VALUES (?, ?)", self._vectors)
+        self._vectors.flush()
         conn.executemany("UPDATE scopes SET docs = docs + ?, total_len = total_len + ? WHERE id = ?",
                          [(docs, total, scope) for scope, (docs, total) in sorted(self._stats.items())])
-        self._postings, self._vectors, self._stats = [], [], {}
+        self._postings, self._stats = [], {}
+
+    def remove(self, doc: int) -> None:
+        """Remove the postings and vector of the record stored at ``doc`` (before it changes
+        or goes): the postings now, the vector at ``flush`` (its chunk rewritten once per batch)."""
+        self._vectors.remove(doc)
+        row = self.conn.execute("SELECT tenant, namespace, terms FROM memories WHERE rowid = ?", (doc,)).fetchone()
+        if row is None or row[2] is None:
+            return
+        tenant, namespace, terms = row
+        scope = scope_id(self.conn, tenant, namespace)
+        _unpost(self.conn, scope, doc, terms, namespace)
 
 
-def unindex(conn: sqlite3.Connection, doc: int) -> None:
-    """Remove the postings and vector of the record stored at ``doc`` (before it changes or goes)."""
-    row = conn.execute("SELECT tenant, namespace, terms FROM memories WHERE rowid = ?", (doc,)).fetchone()
-    if row is None or row[2] is None:
-        return
-    tenant, namespace, terms = row
-    scope = scope_id(conn, tenant, namespace)
-    conn.execute("DELETE FROM memory_vectors WHERE key = ?", (vector_key(scope, doc),))
+def _unpost(conn: sqlite3.Connection, scope: int, doc: int, terms: str, namespace: str) -> None:
     counts = bm25.term_counts(terms)
     conn.executemany("DELETE FROM lexical_postings WHERE scope = ? AND term = ? AND doc = ?",
                      [(scope, term, doc) for term in counts])
@@ -198,29 +190,3 @@ def migrate(conn: sqlite3.Connection) -> None:
                  "WHERE m.embedding IS NOT NULL ORDER BY s.id, m.rowid")
     conn.execute("UPDATE memories SET embedding = NULL WHERE embedding IS NOT NULL")
     conn.execute("DROP TABLE memory_fts")
-
-
-def load_vectors(read: Reader, tenant: str, model: str, scopes: list[tuple[int, int, int]],
-                 namespace_sql: str, namespace_params: Sequence[Any]) -> list[tuple]:
-    """Rows in vector_cache.LOADED_COLUMNS order for the records of ``scopes`` with a
-    vector of ``model``: one read of the scope's records, joined to each one's vector
-    (one row per record: what costs a cold scope is rows through Python, not pages).
-    Unordered: an ORDER BY here sorted 2 MB of vectors in a temporary B-tree (measured
-    ~40 % of a cold load); the cache orders the rows by rowid itself."""
-    if not scopes:
-        return []
-    return read(
-        "SELECT m.rowid, m.id, m.status, m.kind, v.embedding, m.valid_from, m.valid_to, m.expires_at, "
-        "m.importance, m.updated_at, m.thread_id FROM memories m "
-        "JOIN scopes s ON s.tenant = m.tenant AND s.namespace = m.namespace "
-        f"JOIN memory_vectors v ON v.key = (s.id << {_DOC_BITS}) | m.rowid "
-        f"WHERE m.tenant = ? AND m.embedding_model = ?{namespace_sql}",
-        [tenant, model, *namespace_params])
-
-
-def vectors_of(read: Reader, tenant: str, model: str, ids: Sequence[str]) -> dict[str, bytes]:
-    marks = ", ".join("?" * len(ids))
-    return dict(read(
-        "SELECT m.id, v.embedding FROM memories m JOIN scopes s ON s.tenant = m.tenant AND s.namespace = m.namespace "
-        f"JOIN memory_vectors v ON v.key = (s.id << {_DOC_BITS}) | m.rowid "
-        f"WHERE m.tenant = ? AND m.embedding_model = ? AND m.id IN ({marks})", [tenant, model, *ids]))

@@ -8,6 +8,7 @@ from sqlite3 import Connection
 from .episodes_sql import SQLITE_MIGRATION as EPISODES
 from .governance_sql import SQLITE_MIGRATION as GOVERNANCE
 from .sqlite_lexical import migrate as scoped_postings
+from .sqlite_vectors import migrate as vector_chunks
 
 APPLICATION_ID = 0x656E6772  # "engr": marks a SQLite file as engram's
 
@@ -118,4 +119,5 @@ MIGRATIONS: tuple[tuple[int, str, str | Callable[[Connection], None]], ...] = (
     (6, "lexical postings and BM25 statistics per scope (no file-wide FTS5 index)", scoped_postings),
     (7, "a memory pinned into or out of the user's profile (NULL: engram decides)",
      "ALTER TABLE memories ADD COLUMN pinned INTEGER"),
+    (8, "vectors packed per scope in chunks with the fields search filters and ranks on", vector_chunks),
 )

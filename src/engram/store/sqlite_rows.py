@@ -31,6 +31,7 @@ from .codec import (
     record_to_data,
     to_epoch,
 )
+from .sqlite_vectors import VectorEntry, entry_times
 
 _RECORD_COLUMNS = (
     "tenant", "id", "namespace", "kind", "content", "category", "tags", "metadata", "importance", "confidence",
@@ -47,20 +48,27 @@ _UPSERT = (
 _INSERT = f"INSERT INTO memories ({', '.join(_RECORD_COLUMNS)}) VALUES ({', '.join('?' * len(_RECORD_COLUMNS))})"
 
 
-def vector_blob(write: RecordWrite) -> bytes | None:
-    return None if write.embedding is None else write.embedding.astype("<f4").tobytes()
+def vector_entry(write: RecordWrite) -> VectorEntry | None:
+    """What the scope's vector chunk keeps of the record (None without a vector or model)."""
+    r = write.record
+    if write.embedding is None or r.embedding_model is None:
+        return None
+    return VectorEntry(r.id, r.embedding_model, r.status.value, r.kind.value, r.source.thread_id,
+                       entry_times(r.valid_from.timestamp(), to_epoch(r.valid_to), to_epoch(r.expires_at),
+                                   r.importance, r.updated_at.timestamp()),
+                       write.embedding.astype("<f4").tobytes())
 
 
 def record_values(write: RecordWrite) -> tuple:
-    """The record's columns; its vector goes to memory_vectors (the embedding column stays NULL)."""
+    """The record's columns; its vector goes to the scope's chunk (the embedding column stays NULL)."""
     r = write.record
-    embedding = None if write.embedding is None else write.embedding.astype("<f4").tobytes()
+    embedded = write.embedding is not None
     return (
         r.scope.tenant, r.id, namespace_key(r.scope.namespace), r.kind.value, r.content, r.category,
         dumps(list(r.tags)), dumps(dict(r.metadata)), r.importance, r.confidence, r.sensitivity.value,
         r.status.value, r.version, to_epoch(r.valid_from), to_epoch(r.valid_to), to_epoch(r.expires_at),
         to_epoch(r.created_at), to_epoch(r.updated_at), to_epoch(r.last_accessed_at), r.access_count,
-        r.source.actor, r.source.thread_id, r.source.message_id, r.embedding_model if embedding else None,
+        r.source.actor, r.source.thread_id, r.source.message_id, r.embedding_model if embedded else None,
         None, int(r.read_only), r.supersedes, r.superseded_by, r.source.reply_to,
         None if r.pinned is None else int(r.pinned), write.terms,
     )
@@ -93,10 +101,11 @@ def insert_versions(conn: sqlite3.Connection, tenant: str, versions: Sequence[Ve
     conn.executemany(_INSERT_VERSION, [version_values(tenant, version) for version in versions])
 
 
-def purge_record(conn: sqlite3.Connection, tenant: str, record_id: str) -> None:
+def purge_record(conn: sqlite3.Connection, tenant: str, record_id: str, indexer: lexical.Indexer) -> None:
+    """Delete the record and its versions; its postings go now, its vector at ``indexer.flush()``."""
     row = conn.execute("SELECT rowid FROM memories WHERE tenant = ? AND id = ?", (tenant, record_id)).fetchone()
     if row is not None:
-        lexical.unindex(conn, row[0])
+        indexer.remove(row[0])
         conn.execute("DELETE FROM memories WHERE rowid = ?", (row[0],))
     conn.execute("DELETE FROM memory_versions WHERE tenant = ? AND record_id = ?", (tenant, record_id))
 

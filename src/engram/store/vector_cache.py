@@ -1,7 +1,8 @@
 """Per-scope columns: unit vectors searched exactly with numpy, and what ranking reads.
 
-An entry holds every vector of one (tenant, namespace filter, model); it is
-rebuilt when the tenant's write sequence moved, and evicted least-recently-used
+An entry holds every vector of one (tenant, namespace filter, model), built from
+the scope's packed chunks (store/sqlite_vectors.py); it is rebuilt when the
+tenant's write sequence moved, and evicted least-recently-used
 beyond a memory budget. Besides status and kind it keeps each record's validity
 window (valid_from, valid_to, expires_at), so the default search ("active and
 valid now") is answered without a per-query SQL scan of the scope, and the few
@@ -12,34 +13,38 @@ pool reads no record (``rank_fields``): only the final hits are decoded.
 from __future__ import annotations
 
 import threading
+from bisect import bisect_right
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
-from operator import itemgetter
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from ..model import Kind, Status
 from .base import RankFields, RecordFilter, ScoredId
 from .codec import epoch_microseconds
+from .sqlite_vectors import PackedRows
 
 _STATUS_CODES = {status.value: code for code, status in enumerate(Status)}
 _KIND_CODES = {kind.value: code for code, kind in enumerate(Kind)}
 
-# the columns a loader returns, in this order
-LOADED_COLUMNS = ("rowid", "id", "status", "kind", "embedding", "valid_from", "valid_to", "expires_at",
-                  "importance", "updated_at", "thread_id")
 _DELETED = _STATUS_CODES[Status.DELETED.value]
 
 
 @dataclass
 class ScopeVectors:
+    """One scope's columns in rowid order (equal scores rank in insertion order). The
+    vectors stay in the blocks they were read in (one per chunk: a cold scope is not
+    copied into one matrix on its first query, which cost a fresh 2 MB of memory per
+    1,000 records) until ``compacted`` on the next use; ``physical`` maps each rowid-order
+    position to its row among the blocks when they hold another order."""
+
     seq: int
     rowids: np.ndarray
     ids: list[str]
     statuses: np.ndarray
     kinds: np.ndarray
-    matrix: np.ndarray
+    parts: list[np.ndarray]  # float32 blocks, read-only
     valid_from: np.ndarray  # epoch seconds
     valid_to: np.ndarray  # epoch seconds, +inf when open-ended
     expires_at: np.ndarray  # epoch seconds, +inf when never
@@ -47,12 +52,24 @@ class ScopeVectors:
     updated_us: np.ndarray  # int64 microseconds since the epoch, exactly as the record's datetime holds it
     threads: np.ndarray  # int32 index into thread_names, -1 without a thread
     thread_names: list[str | None]
+    physical: np.ndarray | None = None  # row among the blocks of each position (None: the same)
     _positions: dict[str, int] | None = field(default=None, repr=False)
+    _starts: list[int] | None = field(default=None, repr=False)
 
     @property
     def nbytes(self) -> int:
-        return (self.matrix.nbytes + self.rowids.nbytes + 5 * self.valid_from.nbytes + self.threads.nbytes
-                + 64 * len(self.ids))
+        return (sum(part.nbytes for part in self.parts) + self.rowids.nbytes + 5 * self.valid_from.nbytes
+                + self.threads.nbytes + 64 * len(self.ids))
+
+    def compacted(self) -> ScopeVectors:
+        """The same entry with its vectors in one matrix in rowid order (one product per query)."""
+        if len(self.parts) <= 1 and self.physical is None:
+            return self
+        matrix = np.concatenate(self.parts) if len(self.parts) > 1 else self.parts[0]
+        if self.physical is not None:
+            matrix = matrix[self.physical]
+        matrix.flags.writeable = False
+        return replace(self, parts=[matrix], physical=None, _positions=self._positions, _starts=None)
 
     def rank_fields(self, positions: Sequence[int]) -> RankFields:
         at = np.asarray(positions, dtype=np.int64)
@@ -72,6 +89,28 @@ class ScopeVectors:
         if self._positions is None:
             self._positions = {key: index for index, key in enumerate(self.ids)}
         return self._positions.get(record_id)
+
+    def row(self, position: int) -> np.ndarray:
+        """The vector at ``position`` (read-only)."""
+        at = position if self.physical is None else int(self.physical[position])
+        if len(self.parts) == 1:
+            return self.parts[0][at]
+        if self._starts is None:
+            self._starts = np.cumsum([0] + [len(part) for part in self.parts]).tolist()
+        block = bisect_right(self._starts, at) - 1
+        return self.parts[block][at - self._starts[block]]
+
+    def scores(self, vector: np.ndarray) -> np.ndarray:
+        """The cosine of every row with ``vector``, in rowid order. Each row's product is
+        the same whatever block holds it (numpy sums each row alone)."""
+        query = vector.astype(np.float32, copy=False)
+        # einsum runs numpy's own loop: a BLAS matmul may start threads that, on busy cores,
+        # turn a 0.05 ms product over a scope into 10 ms or more (measured on 2 loaded cores)
+        if len(self.parts) == 1:
+            scores = np.einsum("ij,j->i", self.parts[0], query)
+        else:
+            scores = np.concatenate([np.einsum("ij,j->i", part, query) for part in self.parts])
+        return scores if self.physical is None else scores[self.physical]
 
     def nearest(
         self,
@@ -100,69 +139,56 @@ class ScopeVectors:
         candidates = np.flatnonzero(mask)
         if candidates.size == 0:
             return []
-        rows = self.matrix[candidates] if candidates.size < len(self.ids) else self.matrix
-        # einsum runs numpy's own loop: a BLAS matmul may start threads that, on busy cores,
-        # turn a 0.05 ms product over a scope into 10 ms or more (measured on 2 loaded cores)
-        scores = np.einsum("ij,j->i", rows, vector.astype(np.float32, copy=False))
+        scores = self.scores(vector)
+        if candidates.size < len(self.ids):
+            scores = scores[candidates]
         take = min(limit, scores.size)
         top = np.argpartition(-scores, take - 1)[:take]
         top = top[np.argsort(-scores[top], kind="stable")]
         return [ScoredId(self.ids[candidates[i]], float(scores[i])) for i in top]
 
 
-Loader = Callable[[str, tuple[str, ...], bool, str], list]
+Loader = Callable[[str, tuple[str, ...], bool, str], PackedRows]
 
 
-def _times(column: tuple, missing: float) -> np.ndarray:
-    if None in column:
-        column = tuple(missing if value is None else value for value in column)
-    return np.array(column, dtype=np.float64)
-
-
-def _codes(column: tuple, codes: dict[str, int]) -> np.ndarray:
+def _codes(column: Sequence[str], codes: dict[str, int]) -> np.ndarray:
     return np.array([codes[value] for value in column], dtype=np.int8)
 
 
-def _thread_codes(column: tuple) -> tuple[np.ndarray, list[str | None]]:
+def _thread_codes(column: Sequence[str | None]) -> tuple[np.ndarray, list[str | None]]:
     names: dict[str, int] = {}
     codes = np.array([-1 if value is None else names.setdefault(value, len(names)) for value in column],
                      dtype=np.int32)
     return codes, list(names)
 
 
-def build_scope_vectors(seq: int, rows: list, dim_hint: int | None = None) -> ScopeVectors:
-    """The entry of ``rows`` (LOADED_COLUMNS, any order), kept in rowid order: equal
-    scores then rank in insertion order whatever order the loader read them in. Built
-    column by column (one pass of C per column, not a Python loop per row and field)."""
-    rows = sorted((row for row in rows if row[4] is not None), key=itemgetter(0))
-    if not rows:
-        empty = np.zeros((0, dim_hint or 1), dtype=np.float32)
-        none = np.zeros(0, np.float64)
-        return ScopeVectors(seq, np.zeros(0, np.int64), [], np.zeros(0, np.int8), np.zeros(0, np.int8), empty,
-                            none, none, none, none, np.zeros(0, np.int64), np.zeros(0, np.int32), [])
-    (rowids, ids, statuses, kinds, blobs, valid_from, valid_to, expires_at, importance, updated_at,
-     thread_ids) = zip(*rows)
-    matrix = np.frombuffer(b"".join(blobs), dtype="<f4")
-    width = len(blobs[0]) // 4
-    if matrix.size != width * len(rows):  # rows of different widths: let vstack say so
-        matrix = np.vstack([np.frombuffer(blob, dtype="<f4") for blob in blobs])
-    matrix = matrix.reshape(len(rows), -1).astype(np.float32, copy=False)
-    matrix.flags.writeable = False  # rows are handed out by vectors(); nobody may change them
-    threads, names = _thread_codes(thread_ids)
+def build_scope_vectors(seq: int, rows: PackedRows) -> ScopeVectors:
+    """The entry of ``rows`` (a scope's vector chunks, concatenated), its columns in rowid
+    order whatever order the chunks hold the records in; the vector blocks as read."""
+    docs, times = rows.docs, rows.times
+    ids, statuses, kinds, threads = rows.ids, rows.statuses, rows.kinds, rows.threads
+    physical = None
+    if docs.size > 1 and not bool(np.all(docs[:-1] < docs[1:])):
+        physical = np.argsort(docs, kind="stable")
+        at = physical.tolist()
+        docs, times = docs[physical], times[physical]
+        ids, statuses, kinds, threads = ([column[i] for i in at] for column in (ids, statuses, kinds, threads))
+    thread_codes, names = _thread_codes(threads)
     return ScopeVectors(
         seq=seq,
-        rowids=np.array(rowids, dtype=np.int64),
+        rowids=np.asarray(docs, dtype=np.int64),
         ids=list(ids),
         statuses=_codes(statuses, _STATUS_CODES),
         kinds=_codes(kinds, _KIND_CODES),
-        matrix=matrix,
-        valid_from=_times(valid_from, -np.inf),
-        valid_to=_times(valid_to, np.inf),
-        expires_at=_times(expires_at, np.inf),
-        importance=np.array(importance, dtype=np.float64),
-        updated_us=epoch_microseconds(_times(updated_at, 0.0)),
-        threads=threads,
+        parts=rows.parts,
+        valid_from=np.ascontiguousarray(times[:, 0]),
+        valid_to=np.ascontiguousarray(times[:, 1]),
+        expires_at=np.ascontiguousarray(times[:, 2]),
+        importance=np.ascontiguousarray(times[:, 3]),
+        updated_us=epoch_microseconds(times[:, 4]),
+        threads=thread_codes,
         thread_names=names,
+        physical=physical,
     )
 
 
@@ -173,12 +199,21 @@ class VectorCache:
         self._lock = threading.Lock()
 
     def get(self, tenant: str, where: RecordFilter, model: str, seq: int, load: Loader) -> ScopeVectors:
+        """The fresh entry of this scope and model, else one built from ``load`` (the scope's chunks)."""
         key = (tenant, where.namespace, where.descendants, model)
         with self._lock:
             entry = self._entries.get(key)
             if entry is not None and entry.seq == seq:
                 self._entries.move_to_end(key)
-                return entry
+                if len(entry.parts) == 1 and entry.physical is None:
+                    return entry
+        if entry is not None and entry.seq == seq:
+            # its second use: a scope searched again is worth one matrix (one product per query)
+            compact = entry.compacted()
+            with self._lock:
+                if self._entries.get(key) is entry:
+                    self._entries[key] = compact
+            return compact
         entry = build_scope_vectors(seq, load(tenant, where.namespace, where.descendants, model))
         with self._lock:
             self._entries[key] = entry
@@ -219,7 +254,7 @@ class VectorCache:
                 if record_id not in found:
                     position = entry.position(record_id)
                     if position is not None:
-                        found[record_id] = entry.matrix[position]
+                        found[record_id] = entry.row(position)
             if len(found) == len(ids):
                 break
         return found
