@@ -12,7 +12,7 @@ import pytest
 from engram import FakeHashEmbedder, InvalidValueError, Memory, Scope
 from engram.store.base import RecordFilter
 from engram.store.postgres import PostgresStore, split_url
-from engram.store.sql import pg_vector_index_name
+from engram.store.sql import hnsw_count_cap, hnsw_ef, pg_vector_index_name
 
 try:
     from conformance import pgtools
@@ -116,6 +116,43 @@ def test_small_scopes_are_exact_and_big_ones_use_hnsw_with_a_fallback(server, sc
         assert store.vector_paths == {"hnsw": 1, "fallback": 1, "exact": 1}
     finally:
         store.close()
+
+
+def test_a_scope_too_rare_for_the_index_is_searched_exactly_whatever_its_size(server, schema):
+    """Above exact_threshold, a scope holding too small a share of the model's index for
+    pgvector (before 0.8) to leave ``limit`` of its ef_search candidates, even at the
+    ceiling, goes straight to the exact scan: never k rows that pass the filter but are
+    not its nearest. (2 x 10 / (15 / 2,015) > 1,000.)"""
+    url = server.url_for(schema=schema)
+    dim, model = 32, "synthetic"
+    center = _vectors(1, dim, seed=99)[0]
+    big, rare = Scope("acme", ("big",)), Scope("acme", ("rare",))
+    store = PostgresStore(url, exact_threshold=10, ef_search=40)
+    try:
+        _load(store, "acme", big, _vectors(2000, dim, seed=1, center=center), model)
+        _load(store, "acme", rare, _vectors(15, dim, seed=3, center=center), model)
+        server.sql(f'ANALYZE "{schema}".memories')
+        where = RecordFilter(namespace=rare.namespace)
+        found = store.nearest("acme", where, model, center, 10)
+        iterative = store._iterative
+        assert store.vector_paths == ({"hnsw": 1} if iterative else {"exact": 1})
+        if not iterative:
+            assert found == _exact(url, "acme", where, model, center, 10)
+    finally:
+        store.close()
+
+
+def test_the_ef_search_of_a_filtered_hnsw_search():
+    """pgvector before 0.8 filters ef_search candidates of the whole index: ask for twice
+    ``limit`` of the scope's share, within pgvector's ceiling, else search exactly."""
+    assert hnsw_ef(50_000, 100_000, 50, 100, iterative=False) == 200
+    assert hnsw_ef(90_000, 100_000, 50, 100, iterative=False) == 112
+    assert hnsw_ef(99_000, 100_000, 10, 100, iterative=False) == 100  # never below the configured one
+    assert hnsw_ef(1_000, 100_000, 50, 100, iterative=False) is None  # a user among 100 users
+    assert hnsw_ef(1_000, 100_000, 50, 100, iterative=True) == 100  # iterative scans walk on
+    assert hnsw_ef(1_000, 100_000, 2_000, 100, iterative=True) == 1_000
+    assert hnsw_count_cap(20_000, 100_000, 50) == 20_000
+    assert hnsw_count_cap(20_000, 10_000_000, 50) == 1_000_000
 
 
 def test_memory_open_and_engram_db_select_postgres(server, schema, monkeypatch):

@@ -53,6 +53,8 @@ from .sql import (
     audit_conditions,
     check_storable,
     filter_clause,
+    hnsw_count_cap,
+    hnsw_ef,
     order_clause,
     pg_bm25,
     pg_create_vector_index,
@@ -146,6 +148,7 @@ class PostgresStore(episodes.EpisodeReads):
         self._indexes: dict[tuple[str, int], tuple[bool, float]] = {}
         self.vector_paths: Counter[str] = Counter()  # "hnsw", "exact", "fallback": how searches ran
         self._vector_info: TypeInfo | None = None
+        self._index_sizes: dict[tuple[str, int], tuple[int, float]] = {}  # (model, dim): (rows, when read)
         self._iterative: bool | None = None  # pgvector >= 0.8: HNSW scans go on until the filter is filled
         self._closed = False
         kwargs = {"autocommit": True, "connect_timeout": connect_timeout, "application_name": "engram",
@@ -260,6 +263,20 @@ class PostgresStore(episodes.EpisodeReads):
                                    write=False) is not None
         self._indexes[(model, dim)] = (exists, time.monotonic())
         return exists
+
+    def _index_rows(self, conn: psycopg.Connection, model: str, dim: int) -> int:
+        """The rows the model's HNSW index holds, as the planner's statistics say (the table's
+        estimate when larger: an index not analyzed since a load undercounts); cached 60 s."""
+        known = self._index_sizes.get((model, dim))
+        if known is not None and time.monotonic() - known[1] < 60:
+            return known[0]
+        found = conn.execute(
+            "SELECT greatest(coalesce((SELECT reltuples FROM pg_class WHERE oid = to_regclass(%s)), 0), "
+            "coalesce((SELECT reltuples FROM pg_class WHERE oid = to_regclass(%s)), 0))",
+            (f"{self.schema}.{pg_vector_index_name(model, dim)}", f"{self.schema}.memories")).fetchone()
+        rows = max(int(found[0]) if found else 0, 0)
+        self._index_sizes[(model, dim)] = (rows, time.monotonic())
+        return rows
 
     def _iterative_scans(self, conn: psycopg.Connection) -> bool:
         """Whether the server's pgvector has iterative index scans (0.8.0 on): a filtered
@@ -403,13 +420,18 @@ class PostgresStore(episodes.EpisodeReads):
 
         def work(conn: psycopg.Connection) -> list[tuple]:
             if indexed:
+                index_rows = self._index_rows(conn, model, dim)
+                cap = hnsw_count_cap(self.exact_threshold, index_rows, limit)
                 size = _one(conn.execute(
                     f"SELECT count(*) FROM (SELECT 1 FROM {self._s}.memories WHERE {clause} AND embedding_model = %s "
-                    "LIMIT %s) AS scope", [*params, model, self.exact_threshold + 1],
+                    "LIMIT %s) AS scope", [*params, model, cap + 1],
                 ))[0]
-                if size > self.exact_threshold:
-                    conn.execute(f"SET LOCAL hnsw.ef_search = {min(max(self.ef_search, limit), 1000)}")
-                    if self._iterative_scans(conn):
+                iterative = self._iterative_scans(conn)
+                ef = hnsw_ef(size, index_rows, limit, self.ef_search, iterative=iterative) \
+                    if size > self.exact_threshold else None
+                if ef is not None:
+                    conn.execute(f"SET LOCAL hnsw.ef_search = {int(ef)}")
+                    if iterative:
                         conn.execute("SET LOCAL hnsw.iterative_scan = strict_order")
                     found = conn.execute(pg_nearest(self._s, clause, model, dim, indexed=True),
                                          [vector, *params, limit]).fetchall()

@@ -6,6 +6,7 @@ style, JSON access, tag membership), so the filter logic is written once.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -361,6 +362,32 @@ def pg_create_vector_index(schema: str, model: str, dim: int, m: int, ef_constru
         f"USING hnsw ((embedding::vector({int(dim)})) vector_ip_ops) WITH (m = {int(m)}, "
         f"ef_construction = {int(ef_construction)}) WHERE embedding_model = {pg_literal(model)}"
     )
+
+
+HNSW_MAX_EF = 1000  # pgvector's ceiling for hnsw.ef_search
+
+
+def hnsw_count_cap(exact_threshold: int, index_rows: int, limit: int) -> int:
+    """How far to count a scope's rows to choose its path (``hnsw_ef``): beyond this many
+    the filter keeps enough of the index's candidates at any ef_search up to the ceiling."""
+    return max(exact_threshold, math.ceil(2 * limit * index_rows / HNSW_MAX_EF))
+
+
+def hnsw_ef(scope_rows: int, index_rows: int, limit: int, ef_search: int, *, iterative: bool) -> int | None:
+    """The ef_search of a filtered HNSW search over a scope of ``scope_rows`` (at least) of
+    the ``index_rows`` the model's index holds, or None when the scope must be searched
+    exactly. pgvector before 0.8 walks ef_search candidates of the whole index and filters
+    them afterwards: a scope holding a share s of the index keeps about s * ef_search of
+    them, and ranks what it keeps; asking for twice ``limit`` of them is the rule here, and
+    a scope too rare for that within the ceiling (a 1,000-memory user among 100,000 needs
+    ef_search 10,000 for k = 50) is searched exactly. Iterative scans (0.8 on) walk on
+    until ``limit`` rows pass, so only ``limit`` bounds ef_search."""
+    base = max(ef_search, limit)
+    if iterative:
+        return min(base, HNSW_MAX_EF)
+    need = math.ceil(2 * limit * max(index_rows, scope_rows) / max(scope_rows, 1))
+    ef = max(base, need)
+    return ef if ef <= HNSW_MAX_EF else None
 
 
 def pg_nearest(schema: str, clause: str, model: str, dim: int, *, indexed: bool) -> str:
