@@ -25,6 +25,7 @@ HEADINGS = {
     },
 }
 TITLES = {"en": "Relevant memories", "zh": "相关记忆"}
+PROFILE_HEADINGS = {"en": "About the user", "zh": "关于用户"}
 
 
 def estimate_tokens(text: str) -> int:
@@ -41,6 +42,7 @@ class ContextBlock:
     dropped: int  # hits left out for the budget
     recall_id: str | None = None  # links the answer that used this block (Memory.answered)
     below_floor: int = 0  # hits left out by the relevance floor (nothing says they are relevant)
+    profile: tuple[str, ...] = ()  # ids of the hits given as the user's profile (first in ``hits``)
 
 
 def _language(hits: Sequence[SearchHit], query: str) -> str:
@@ -52,8 +54,11 @@ def _line(hit: SearchHit) -> str:
     return "- " + " ".join(hit.record.content.split())
 
 
-def render(hits: Sequence[SearchHit], language: str) -> str:
+def render(hits: Sequence[SearchHit], language: str, profile: Sequence[SearchHit] = ()) -> str:
+    """The block: the profile first (when there is one), then the recalled hits grouped by kind."""
     sections = [f"## {TITLES[language]}"]
+    if profile:
+        sections.append(f"### {PROFILE_HEADINGS[language]}\n" + "\n".join(_line(hit) for hit in profile))
     for kind in KIND_ORDER:
         group = [hit for hit in hits if hit.record.kind is kind]
         if group:
@@ -61,14 +66,24 @@ def render(hits: Sequence[SearchHit], language: str) -> str:
     return "\n".join(sections) if len(sections) > 1 else ""
 
 
-def build_context(hits: Sequence[SearchHit], query: str, budget_tokens: int, language: str = "auto") -> ContextBlock:
-    """Take hits best-first while the rendered block fits; skip one that does not
-    fit and keep trying smaller ones (a long memory must not starve the rest)."""
-    lang = _language(hits, query) if language == "auto" else language
+def build_context(
+    hits: Sequence[SearchHit], query: str, budget_tokens: int, language: str = "auto", *,
+    profile: Sequence[SearchHit] = (), profile_share: float = 0.0,
+) -> ContextBlock:
+    """The profile first, best first, while it fits in ``profile_share`` of the budget;
+    then the recalled hits best-first in what is left. A hit that does not fit is
+    skipped and smaller ones are still tried (a long memory must not starve the rest)."""
+    lang = _language([*profile, *hits], query) if language == "auto" else language
+    given: list[SearchHit] = []
+    for hit in profile:
+        if estimate_tokens(render((), lang, given + [hit])) <= budget_tokens * profile_share:
+            given.append(hit)
+    taken = {hit.record.id for hit in given}
     chosen: list[SearchHit] = []
-    for hit in hits:
-        trial = chosen + [hit]
-        if estimate_tokens(render(trial, lang)) <= budget_tokens:
-            chosen = trial
-    text = render(chosen, lang)
-    return ContextBlock(text=text, hits=tuple(chosen), tokens=estimate_tokens(text), dropped=len(hits) - len(chosen))
+    candidates = [hit for hit in hits if hit.record.id not in taken]
+    for hit in candidates:
+        if estimate_tokens(render(chosen + [hit], lang, given)) <= budget_tokens:
+            chosen.append(hit)
+    text = render(chosen, lang, given)
+    return ContextBlock(text=text, hits=tuple(given + chosen), tokens=estimate_tokens(text),
+                        dropped=len(candidates) - len(chosen), profile=tuple(hit.record.id for hit in given))

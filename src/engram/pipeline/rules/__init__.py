@@ -35,8 +35,10 @@ from types import MappingProxyType
 from ...model import Kind, Message
 from ..candidate import Candidate
 from . import en as rules_en
+from . import keep
 from . import zh as rules_zh
-from .common import Finding, group_of, is_chinese, split_sentences
+from .common import Finding, content_terms, group_of, is_chinese, split_sentences
+from .forgets import ForgetRequest, forget_request
 
 EXTRACTOR_NAME = "rules"
 HEDGE_PENALTY = 0.25
@@ -76,20 +78,77 @@ _DEDUPE_NOISE = re.compile(r"[\s\W_]+")
 
 
 class RuleExtractor:
-    """The embedded extractor; stateless, so one instance can serve every thread."""
+    """The embedded extractor; stateless, so one instance can serve every thread.
+
+    ``mode``: "both" (default) — the patterns' findings inside what the keeper keeps,
+    and the keeper's statement where no finding says most of it; "patterns" — the
+    patterns alone; "keeper" — the keeper alone (keep.py)."""
 
     name = EXTRACTOR_NAME
+
+    def __init__(self, mode: str = "both") -> None:
+        if mode not in MODES:
+            raise ValueError(f"unknown extraction mode {mode!r}; expected one of {', '.join(MODES)}")
+        self.mode = mode
 
     def extract(self, messages: Sequence[Message]) -> list[Candidate]:
         merged: dict[tuple[Kind, str], Candidate] = {}
         for message in messages:
             if message.role != "user":
                 continue
-            for hit in extract_text(message.content, speaker=message.name):
+            said, forgets = _forgets_apart(message.content)
+            for hit in findings_of(said, message.name, self.mode):
                 candidate = to_candidate(hit, message.id)
                 key = (candidate.kind, _dedupe_key(candidate.content))
                 merged[key] = _merge(merged[key], candidate) if key in merged else candidate
+            for request in forgets:
+                merged[(Kind.FACT, f"\x00forget{len(merged)}")] = _forget_candidate(request, message.id)
         return list(merged.values())
+
+
+def _forgets_apart(text: str) -> tuple[str, list[ForgetRequest]]:
+    """The message without its spoken forgets, and the forgets (never memories themselves)."""
+    kept, forgets = [], []
+    for sentence in split_sentences(text):
+        request = forget_request(sentence, chinese=is_chinese(sentence))
+        if request is None:
+            kept.append(sentence)
+        else:
+            forgets.append(request)
+    return (text if not forgets else " ".join(kept)), forgets
+
+
+def _forget_candidate(request: ForgetRequest, message_id: str | None) -> Candidate:
+    return Candidate(kind=Kind.FACT, content=request.text, confidence=0.9, importance=0.0,
+                     source_message_ids=(message_id,) if message_id else (), extractor=EXTRACTOR_NAME,
+                     action="forget", about=request.about, reminder=request.reminder)
+
+
+MODES = ("both", "patterns", "keeper")
+_COVERED = 0.7  # a statement whose terms the findings inside it say this much of needs no note of its own
+_INSIDE = 0.5  # a finding belongs to a statement when this share of its terms is in it
+
+
+def findings_of(text: str, speaker: str | None, mode: str) -> list[Finding]:
+    if mode == "patterns":
+        return extract_text(text, speaker)
+    kept = keep.statements(text, speaker)
+    if mode == "keeper":
+        return [keep.as_finding(s) for s in kept]
+    hits = extract_text(text, speaker)
+    out: list[Finding] = []
+    for statement in kept:
+        said = content_terms(statement.text) | content_terms(statement.content)
+        inside = [h for h in hits if _share(content_terms(h.content), said) >= _INSIDE]
+        out += inside
+        told = {t for h in inside for t in content_terms(h.content)}
+        if _share(content_terms(statement.content), told) < _COVERED:
+            out.append(keep.as_finding(statement))
+    return list({id(h): h for h in out}.values())
+
+
+def _share(terms: set[str], pool: set[str]) -> float:
+    return len(terms & pool) / len(terms) if terms else 0.0
 
 
 def extract_text(text: str, speaker: str | None = None) -> list[Finding]:
@@ -126,6 +185,7 @@ def _calibrate(hit: Finding, *, hedged: bool, explicit: bool) -> Finding:
 
 def to_candidate(hit: Finding, message_id: str | None) -> Candidate:
     metadata = {"rule": hit.rule, "lang": hit.rule.split(".", 1)[0], **hit.metadata}
+    ends = tuple(metadata.pop("ends", ()))
     return Candidate(
         kind=hit.kind,
         content=hit.content,
@@ -135,6 +195,7 @@ def to_candidate(hit: Finding, message_id: str | None) -> Candidate:
         category=hit.category,
         metadata=MappingProxyType(metadata),
         extractor=EXTRACTOR_NAME,
+        ends=ends,
     )
 
 

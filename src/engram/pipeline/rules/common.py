@@ -168,6 +168,16 @@ _REPORTS = re.compile(
 _ANSWERS = re.compile(r"\b(?:answers?|replies|reply|responses?|explanations?)\b|回答|回复|答复|解释", re.IGNORECASE)
 
 
+SUBJECT_TERMS = frozenset({"user", "用户", "the", "their", "they", "them"})
+
+
+def content_terms(text: str) -> set[str]:
+    """A memory's index terms without the words that only name its subject ("the user", "用户")."""
+    from ...search.tokenize import index_terms
+
+    return set(index_terms(text)) - SUBJECT_TERMS
+
+
 def group_of(category: str) -> str:
     return category.split(":", 1)[0]
 

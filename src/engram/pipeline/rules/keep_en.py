@@ -1,0 +1,150 @@
+"""English: what in a user's sentence is NOT a memory, and how a kept piece is worded.
+
+The keeper (keep.py) cuts a sentence into pieces and keeps every piece that none of
+these recognisers claims. The classes are closed and small — questions, requests
+for one-off work, passing states, chatter, hedges and hypotheticals, words about
+the conversation itself — where the ways of stating a fact are open-ended.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .common import is_small_talk
+from .en import _HYPOTHETICAL, _META_NEGATION, _QUOTED, _REPORTED, _SOMEONE_SAID, strip_discourse
+from .en_base import normalise, third_person, tidy
+
+# where one piece of a sentence ends and the next begins: punctuation, or a conjunction
+# before a new subject or a request
+_BREAK = re.compile(
+    r"\s*(?:[,;:]|\s[-–—]+|\.\.+)\s+(?=\S)"
+    r"|\s+(?:and|but|so|because|cause|cos|coz|though|although|plus|which means)\s+"
+    r"(?=(?:I|I'm|I've|I'd|I'll|my|we|we're|our|you|your|can|could|would|will|please|pls|maybe|it|it's|that|this|she"
+    r"|he|they|there|what|how|is|are|do|does|if|hopefully|let's|lets|remind|add|make|help|just)\b)",
+    re.IGNORECASE,
+)
+_WORD = re.compile(r"[A-Za-z0-9$€£%][\w'$€£%.-]*")
+_FUNCTION_WORDS = frozenset(
+    """a an the and or but so to of in on at for with from by as is are am was were be been being it its it's this that
+    these those there here i i'm me my mine we us our you your he she him her they them their do does did have has had
+    just really very too also not no yes oh ok okay lol haha ha pls please thanks thank like get got gonna wanna now
+    then well anyway btw actually still even only much more some any all one thing things stuff""".split()
+)
+
+_WH = re.compile(r"^(?:what|what's|whats|when|where|where's|who|who's|whom|whose|why|how|how's|which)\b", re.IGNORECASE)
+_INVERTED = re.compile(
+    r"^(?:is|are|am|was|were|do|does|did|can|could|would|will|should|shall|have|has|had|may|might|must|isn't|aren't"
+    r"|don't|doesn't|didn't|can't|won't|wouldn't|shouldn't)\s+(?:i|you|we|it|there|my|this|that|these|those|he|she"
+    r"|they|the|a|an|any|anyone|someone|anything)\b",
+    re.IGNORECASE,
+)
+_ASKS = re.compile(
+    r"^(?:any (?:idea|ideas|tips|thoughts)|(?:i )?wonder(?:ing)?|remind me (?:what|who|where|when|how|which|of)"
+    r"|tell me (?:what|who|where|when|how|which|about)|do you (?:know|remember|think)|you know what|is it (?:ok|okay"
+    r"|weird|normal|bad|worth|true)|would it|what about|how about|which one|not sure (?:what|how|if|whether))\b",
+    re.IGNORECASE,
+)
+# one-off work for the assistant; "remind me to …" and "remember …" are not here (they keep something)
+_REQUEST = re.compile(
+    r"^(?:(?:hey|ok|okay|so|and|also|now|right|oh|pls|please|just|quick(?:ly)?|first|then|maybe|could|can|would"
+    r"|will|you)[,\s]+)*"
+    r"(?:(?:can|could|would|will) you\b|please\b|pls\b|plz\b|help me\b|i need you to\b|i want you to\b|i'd like you to\b"
+    r"|let's\b|lets\b|give me\b|make me\b|get me\b|send\b|write\b|draft\b|create\b|generate\b|plan\b|find\b|book\b"
+    r"|suggest\b|recommend\b|list\b|show\b|tell me\b|explain\b|summari[sz]e\b|translate\b|fix\b|check\b|review\b"
+    r"|compare\b|add\b|convert\b|calculate\b|rewrite\b|proofread\b|edit\b|look up\b|search\b|google\b|sort\b"
+    r"|organi[sz]e\b|put together\b|come up with\b|brainstorm\b|outline\b|shorten\b|polish\b|format\b|turn\b"
+    r"|remove\b|keep it\b|make it\b|map out\b)",
+    re.IGNORECASE,
+)
+_STANDING = re.compile(
+    r"\b(?:always|never|from now on|going forward|in future|in the future|every time|whenever|each time|by default"
+    r"|even when|even if|as a rule|for future|for all|all my|any time)\b",
+    re.IGNORECASE,
+)
+_KEEPS = re.compile(r"^(?:(?:please|pls|can you|could you|and|also)\s+)*(?:remind me|remember|note that|don't forget"
+                    r"|keep in mind)\b", re.IGNORECASE)
+_PASSING_TIME = re.compile(
+    r"\b(?:today|tonight|this (?:morning|afternoon|evening)|right now|rn|atm|at the moment|just now|lately|these days"
+    r"|this week|all day|since this morning|last night)\b",
+    re.IGNORECASE,
+)
+_PASSING_STATE = re.compile(
+    r"\b(?:tired|exhausted|wrecked|knackered|shattered|sleepy|drained|burnt out|burned out|sick|ill|poorly|unwell"
+    r"|a cold|the flu|a fever|headache|migraine attack|hungover|stressed|anxious|bored|hungry|starving|grumpy|cranky"
+    r"|annoyed|bitter|sad|upset|excited|nervous|mood|dying|killing me|fried|slammed|swamped|busy|on call"
+    r"|running on|hours of sleep|no sleep|can't sleep|couldn't sleep|jet ?lag(?:ged)?|sore|aching|a mess|frazzled"
+    r"|fighting off|coming down with|feel(?:ing)? (?:like|so|really|a bit|kinda|awful|terrible|great|good|bad|rough))\b",
+    re.IGNORECASE,
+)
+_DURABLE_STATE = re.compile(r"\b(?:always|chronic|for years|since (?:i was|childhood)|every|diagnosed|allergic)\b",
+                            re.IGNORECASE)
+_HEDGED = re.compile(
+    r"\b(?:maybe|perhaps|probably|possibly|might|not sure|i guess|i suppose|hopefully|i wonder|kinda thinking"
+    r"|thinking about|thinking of|considering|someday|one day|if only)\b",
+    re.IGNORECASE,
+)
+_ABOUT_CHAT = re.compile(
+    r"\b(?:you|your|you're|you've|yours)\b|\bsorry\b|\bthis (?:chat|conversation)\b|\bas i said\b|\bnever ?mind\b",
+    re.IGNORECASE,
+)
+_REACTION = re.compile(
+    r"^(?:(?:ha+|haha+|lol|lmao|ugh|omg|wow|yay|yes+|yeah|yep|nope|no|ok|okay|oh|ah|hmm+|right|well|so|cool|nice|great"
+    r"|perfect|amazing|awesome|brilliant|lovely|fab|sweet|fair|true|exactly|totally|obviously|sure|thanks|thank you"
+    r"|cheers|ta|noted|got it|makes sense|sounds good|love it|love that|will do|will try|fine|whatever|damn|dang"
+    r"|phew|oops|argh|meh|idk|same|good|bad|weird|funny|crazy|wild|yikes)[\s,.!?~]*)+$",
+    re.IGNORECASE,
+)
+_OPINION_OF_IT = re.compile(r"^(?:it|that|this)(?:'s| is| was| looks| sounds| seems| feels)\b", re.IGNORECASE)
+_EMOJI = re.compile("[\U0001f300-\U0001faff\u2600-\u27bf\ufe0f]+")
+
+
+def pieces(sentence: str) -> list[str]:
+    text = _EMOJI.sub(" ", normalise(sentence))
+    return [p.strip(" ,.;:!?-–—") for p in _BREAK.split(text) if p and p.strip(" ,.;:!?-–—")]
+
+
+def content_words(piece: str) -> int:
+    return sum(1 for w in _WORD.findall(piece) if w.lower().strip(".") not in _FUNCTION_WORDS)
+
+
+def why_not(piece: str, *, ends_with_question: bool) -> str | None:
+    """Why this piece holds no memory, or None when it may."""
+    text = strip_discourse(piece.strip())
+    low = text.lower()
+    if not text or is_small_talk(text) or _REACTION.match(text):
+        return "small_talk"
+    if _KEEPS.match(text):
+        return None
+    if ends_with_question or _WH.match(text) or _INVERTED.match(text) or _ASKS.match(text):
+        return "question"
+    if _HYPOTHETICAL.search(text):
+        return "hypothetical"
+    if _REPORTED.search(text) or _SOMEONE_SAID.search(text) or _QUOTED.search(text) or _META_NEGATION.search(text):
+        return "reported"
+    if _REQUEST.match(low) and not _STANDING.search(text):
+        return "request"
+    if _PASSING_STATE.search(text) and not _DURABLE_STATE.search(text):
+        return "temporary"
+    if _PASSING_TIME.search(text) and not _STANDING.search(text) and _first_person_now(low):
+        return "temporary"
+    if _HEDGED.search(text):
+        return "hedged"
+    if _ABOUT_CHAT.search(text) and not _STANDING.search(text) and not _KEEPS.search(text):
+        return "about_the_chat"
+    if _OPINION_OF_IT.match(text):
+        return "about_the_chat"
+    return None
+
+
+_FIRST_PERSON_NOW = re.compile(r"^(?:i|i'm|i am|i've|my|me|feeling|feel|been|just|so|really|still)\b")
+
+
+def _first_person_now(low: str) -> bool:
+    return bool(_FIRST_PERSON_NOW.match(low))
+
+
+def worded(piece: str, speaker: str | None) -> str:
+    """A kept piece as a memory: discourse markers off, third person, tidy."""
+    text = strip_discourse(piece.strip())
+    text = re.sub(r"^(?:(?:please|pls|can you|could you)\s+)?(?:remember|note)(?:\s+that)?\s+", "", text, flags=re.I)
+    return tidy(third_person(text, speaker))
