@@ -21,7 +21,7 @@ class Candidate:
     tags: tuple[str, ...] = ()
     metadata: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     extractor: str = "rules"  # which extractor proposed it ("rules", "llm:<model>")
-    ends: tuple[str, ...] = ()  # what a change statement says is no longer so ("Marchmont" in "left the Marchmont flat")
+    ends: tuple[str, ...] = ()  # what a change says is no longer so ("Marchmont" in "left the Marchmont flat")
     # "forget": not a memory but the user asking to forget one: ``content`` is the topic named
     # ("my sister"), or the sentence itself when it points back ("forget that"); see pipeline/forget.py
     action: Literal["remember", "forget"] = "remember"

@@ -41,7 +41,8 @@ _TOPICS: dict[str, re.Pattern[str]] = {
                  r"|截止|日期|改期|推迟|延期|提前|定在|约在",
         "vehicle": r"\b(?:car|cars|drives? a|motorbike|scooter|e-?bike|tesla|toyota|honda|bmw)\b|车|开的是|驾照",
         "pets": r"\b(?:cat|cats|dog|dogs|puppy|kitten|pet|pets|vet)\b|猫|狗|宠物",
-        "school_kids": r"\b(?:daycare|nursery|kindergarten|preschool|teacher|class)\b|托班|幼儿园|早教|班主任|学校|年级",
+        "school_kids": r"\b(?:daycare|nursery|kindergarten|preschool|teacher|class)\b"
+                       r"|托班|幼儿园|早教|班主任|学校|年级",
         "approval": r"\b(?:approvals?|approve[sd]?|sign-?offs?|review(?:s|ers?)?|codeowners)\b|审批|审核|签字|approve",
     }.items()
 }

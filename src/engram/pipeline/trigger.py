@@ -120,6 +120,6 @@ def _sentence_chatter(sentence: str) -> str | None:
     request, a passing state: rules/keep.py) and it asks nothing to be forgotten."""
     if is_small_talk(sentence):
         return "small_talk"
-    if forget_request(sentence, chinese=is_chinese(sentence)) is not None or keep.statements(sentence):
+    if forget_request(sentence, chinese=is_chinese(sentence)) is not None or not keep.passing(sentence):
         return None
     return "temporary_question"

@@ -25,7 +25,6 @@ HEADINGS = {
     },
 }
 TITLES = {"en": "Relevant memories", "zh": "相关记忆"}
-PROFILE_HEADINGS = {"en": "About the user", "zh": "关于用户"}
 
 
 def estimate_tokens(text: str) -> int:
@@ -54,11 +53,9 @@ def _line(hit: SearchHit) -> str:
     return "- " + " ".join(hit.record.content.split())
 
 
-def render(hits: Sequence[SearchHit], language: str, profile: Sequence[SearchHit] = ()) -> str:
-    """The block: the profile first (when there is one), then the recalled hits grouped by kind."""
+def render(hits: Sequence[SearchHit], language: str) -> str:
+    """The block: the hits grouped by kind, each group in the order given."""
     sections = [f"## {TITLES[language]}"]
-    if profile:
-        sections.append(f"### {PROFILE_HEADINGS[language]}\n" + "\n".join(_line(hit) for hit in profile))
     for kind in KIND_ORDER:
         group = [hit for hit in hits if hit.record.kind is kind]
         if group:
@@ -72,18 +69,19 @@ def build_context(
 ) -> ContextBlock:
     """The profile first, best first, while it fits in ``profile_share`` of the budget;
     then the recalled hits best-first in what is left. A hit that does not fit is
-    skipped and smaller ones are still tried (a long memory must not starve the rest)."""
+    skipped and smaller ones are still tried (a long memory must not starve the rest).
+    Both are rendered grouped by kind, the profile's first in each group."""
     lang = _language([*profile, *hits], query) if language == "auto" else language
     given: list[SearchHit] = []
     for hit in profile:
-        if estimate_tokens(render((), lang, given + [hit])) <= budget_tokens * profile_share:
+        if estimate_tokens(render(given + [hit], lang)) <= budget_tokens * profile_share:
             given.append(hit)
     taken = {hit.record.id for hit in given}
     chosen: list[SearchHit] = []
     candidates = [hit for hit in hits if hit.record.id not in taken]
     for hit in candidates:
-        if estimate_tokens(render(chosen + [hit], lang, given)) <= budget_tokens:
+        if estimate_tokens(render(given + chosen + [hit], lang)) <= budget_tokens:
             chosen.append(hit)
-    text = render(chosen, lang, given)
+    text = render(given + chosen, lang)
     return ContextBlock(text=text, hits=tuple(given + chosen), tokens=estimate_tokens(text),
                         dropped=len(candidates) - len(chosen), profile=tuple(hit.record.id for hit in given))

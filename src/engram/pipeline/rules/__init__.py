@@ -125,7 +125,8 @@ def _forget_candidate(request: ForgetRequest, message_id: str | None) -> Candida
 
 
 MODES = ("both", "patterns", "keeper")
-_COVERED = 0.7  # a statement whose terms the findings inside it say this much of needs no note of its own
+_NARRATIVE = frozenset({"event", "activity"})  # the patterns' retellings: the keeper's statement says them better
+_COVERED = 0.6  # a statement whose terms the findings inside it say this much of needs no note of its own
 _INSIDE = 0.5  # a finding belongs to a statement when this share of its terms is in it
 
 
@@ -135,16 +136,17 @@ def findings_of(text: str, speaker: str | None, mode: str) -> list[Finding]:
     kept = keep.statements(text, speaker)
     if mode == "keeper":
         return [keep.as_finding(s) for s in kept]
-    hits = extract_text(text, speaker)
-    out: list[Finding] = []
+    hits = [h for h in extract_text(text, speaker) if group_of(h.category) not in _NARRATIVE]
+    findings: dict[int, Finding] = {}  # the patterns' findings inside a kept statement, flagged by it
     for statement in kept:
         said = content_terms(statement.text) | content_terms(statement.content)
-        inside = [h for h in hits if _share(content_terms(h.content), said) >= _INSIDE]
-        out += inside
-        told = {t for h in inside for t in content_terms(h.content)}
-        if _share(content_terms(statement.content), told) < _COVERED:
-            out.append(keep.as_finding(statement))
-    return list({id(h): h for h in out}.values())
+        for index, hit in enumerate(hits):
+            if (index not in findings and _share(content_terms(hit.content), said) >= _INSIDE
+                    and not any(old in hit.content for old in statement.ends)):  # "用户已从蚂蚁离职" says what ended
+                findings[index] = keep.flagged(hit, statement)
+    told = {t for hit in findings.values() for t in content_terms(hit.content)}
+    notes = [keep.as_finding(s) for s in kept if _share(content_terms(keep.without_cues(s.content)), told) < _COVERED]
+    return list({(h.kind, h.content): h for h in [*findings.values(), *notes]}.values())
 
 
 def _share(terms: set[str], pool: set[str]) -> float:

@@ -84,13 +84,25 @@ _ZH_ENDED = (
     re.compile(r"从(?P<old>[^，,。从]{1,12}?)(?:那边|那儿|这边|那里|这里)?(?=(?:搬|调|换|转|跳槽|改|离职|辞职))"),
     re.compile(r"(?:已经?|刚)?从(?P<old>[^，,。]{1,12}?)(?:离职|辞职|走人|出来)了?[，,]"),
     re.compile(r"(?:现在)?不(?:再)?(?:考|去|用|在|做|挤|坐|住|跳|上)(?P<old>[^，,。了]{1,10})了[，,]"),
-    re.compile(r"^(?P<old>[^，,。不]{1,8})(?:不(?:考|去|用|做|吃|喝|学|练|开|住|干)了|卖掉了|卖了|没了|退了|停了|黄了)[，,]"),
+    re.compile(r"^(?P<old>[^，,。不]{1,10}?)(?:那个|那家)?(?:[^，,。]{0,4}?)(?:我|用户)?(?:也|都|已经)?"
+               r"(?:不(?:考|去|用|做|学|练|开|住|干|跑|续)了|不让用了?|卖掉了|卖了|没了|退了|停了|黄了|关了|辞掉了|辞了|到期了"
+               r"|不干了|不做了|不跑了|结束了)(?=[，,]|$)"),
     re.compile(r"(?:之前|以前|原来|本来)(?:是|在|用|住|做)?(?P<old>[^，,。]{1,12})[，,](?=.)"),
 )
 
 def statements(text: str, speaker: str | None = None) -> list[Statement]:
     """Every statement of one message that is not plainly something else."""
     return [s for sentence in _joined_sentences(text) for s in _from_sentence(sentence, speaker)]
+
+
+def passing(sentence: str) -> bool:
+    """Every piece of the sentence is plainly not a memory (a question, a request, a passing
+    state, chatter…) — as opposed to merely too short to keep."""
+    language = keep_zh if is_chinese(sentence) else keep_en
+    parts = language.pieces(sentence)
+    asks = sentence.rstrip().endswith(("?", "？"))
+    return bool(parts) and all(language.why_not(p, ends_with_question=asks and i == len(parts) - 1) is not None
+                               for i, p in enumerate(parts))
 
 
 def _joined_sentences(text: str) -> Iterator[str]:
@@ -119,7 +131,8 @@ def _from_sentence(sentence: str, speaker: str | None) -> list[Statement]:
     for i in range(1, len(parts)):
         # what follows a piece that is not a memory, with no subject of its own, goes on with it:
         # "那个演员叫啥来着 就演狂飙里那个", "今天加班到十一点 整个人都麻了", "summarise this, three points"
-        if reasons[i] is None and reasons[i - 1] not in (None, "hedged") and not _OWN_SUBJECT.match(parts[i]):
+        carried = reasons[i - 1] == "hypothetical" or not _OWN_SUBJECT.match(parts[i])  # "If I were rich, I'd …"
+        if reasons[i] is None and reasons[i - 1] in _CARRIES_ON and carried:
             reasons[i] = reasons[i - 1]
     if reasons.count("temporary") * 2 > len(parts):  # "今天生理期第一天 肚子疼死了 啥也不想干": all of it passes
         return []
@@ -141,7 +154,7 @@ def _from_sentence(sentence: str, speaker: str | None) -> list[Statement]:
     out = []
     for text in said:
         current, _ = _without_what_ended(text, zh) if ends else (text, ())
-        if ends and not _says_enough(current, zh) or (ends and len(said) > 1 and current == text
+        if (ends and not _says_enough(current, zh)) or (ends and len(said) > 1 and current == text
                                                       and not _overlaps(whole, text)):
             continue
         statement = _statement(text, language.worded(current, speaker), "zh" if zh else "en")
@@ -169,6 +182,7 @@ def _without_what_ended(said: str, zh: bool) -> tuple[str, tuple[str, ...]]:
     return text, tuple(ends)
 
 
+_CARRIES_ON = frozenset({"question", "request", "temporary", "reported", "hypothetical", "code"})
 _OWN_SUBJECT = re.compile(r"^(?:我|用户|咱|(?:I|I'm|my|we|our|we're)\b)", re.IGNORECASE)
 _FIRST_PERSON = re.compile(r"\b(?:I|my|we|our)\b", re.IGNORECASE)
 
@@ -195,6 +209,30 @@ def kind_of(text: str, language: str) -> Kind:
     if taste.search(text):
         return Kind.PREFERENCE
     return Kind.FACT
+
+
+_WHEN = re.compile(
+    r"\b(?:last|next|this|past|coming)\s+(?:week(?:end)?|month|year|summer|winter|spring|autumn|fall|time)\b"
+    r"|\b(?:yesterday|today|tomorrow|recently|lately|ago|earlier|soon)\b|\b\d+\s+(?:days?|weeks?|months?|years?)\b"
+    r"|[上下这本今去明前后]{1,2}(?:个)?(?:月|周|星期|礼拜|年)|昨天|今天|明天|最近|刚刚|前几天|上次",
+    re.IGNORECASE,
+)
+
+
+def without_cues(text: str) -> str:
+    """The statement without the words that only say something changed or when ("moved",
+    "搬到", "now", "last month")."""
+    return _WHEN.sub(" ", CHANGE.sub(" ", text))
+
+
+def flagged(hit: Finding, statement: Statement) -> Finding:
+    """A pattern's finding inside a statement carries what the statement says of change."""
+    metadata = dict(hit.metadata)
+    if statement.change:
+        metadata["change"] = metadata.get("change") or "1"
+    if statement.ends:
+        metadata["ends"] = statement.ends
+    return replace(hit, metadata=MappingProxyType(metadata))
 
 
 def as_finding(statement: Statement) -> Finding:

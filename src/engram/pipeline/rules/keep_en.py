@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from .common import is_small_talk
-from .en import _HYPOTHETICAL, _META_NEGATION, _QUOTED, _REPORTED, _SOMEONE_SAID, strip_discourse
+from .en import _META_NEGATION, _QUOTED, _REPORTED, _SOMEONE_SAID, strip_discourse
 from .en_base import normalise, third_person, tidy
 
 # where one piece of a sentence ends and the next begins: punctuation, or a conjunction
@@ -31,6 +31,13 @@ _FUNCTION_WORDS = frozenset(
     then well anyway btw actually still even only much more some any all one thing things stuff""".split()
 )
 
+# a supposition, not a rule's condition ("… if you touch /payments" states a rule)
+_HYPOTHETICAL = re.compile(
+    r"^(?:if|suppose|supposing|imagine|assuming|assume|what if|in case|let's say|hypothetically|say)\b"
+    r"|\b(?:if I (?:ever|were|was|had|won|could|get|got)|what if|I wish|wish I|if only|would have|could have"
+    r"|should have|would've|could've|should've|one day I'd|someday I'd)\b",
+    re.IGNORECASE,
+)
 _WH = re.compile(r"^(?:what|what's|whats|when|where|where's|who|who's|whom|whose|why|how|how's|which)\b", re.IGNORECASE)
 _INVERTED = re.compile(
     r"^(?:is|are|am|was|were|do|does|did|can|could|would|will|should|shall|have|has|had|may|might|must|isn't|aren't"
@@ -63,6 +70,10 @@ _STANDING = re.compile(
 )
 _KEEPS = re.compile(r"^(?:(?:please|pls|can you|could you|and|also)\s+)*(?:remind me|remember|note that|don't forget"
                     r"|keep in mind)\b", re.IGNORECASE)
+_WEATHER = re.compile(r"\b(?:rain(?:ing|y)?|pouring|snow(?:ing|y)?|sunny|windy|cloudy|foggy|humid|freezing|boiling"
+                      r"|scorching|weather|hot out|cold out)\b", re.IGNORECASE)
+_GENERIC_SUBJECT = re.compile(r"^(?:lots of|many|most|some|a lot of)?\s*(?:people|everyone|everybody|nobody else|folks"
+                              r"|kids these days|young people)\b", re.IGNORECASE)
 _PASSING_TIME = re.compile(
     r"\b(?:today|tonight|this (?:morning|afternoon|evening)|right now|rn|atm|at the moment|just now|lately|these days"
     r"|this week|all day|since this morning|last night)\b",
@@ -84,7 +95,7 @@ _HEDGED = re.compile(
     re.IGNORECASE,
 )
 _ABOUT_CHAT = re.compile(
-    r"\b(?:you|your|you're|you've|yours)\b|\bsorry\b|\bthis (?:chat|conversation)\b|\bas i said\b|\bnever ?mind\b",
+    r"\b(?:you|your|you're|you've|yours)\b|\bsorry\b|\bthis (?:chat|conversation)\b|\bnever ?mind\b",
     re.IGNORECASE,
 )
 _REACTION = re.compile(
@@ -94,23 +105,64 @@ _REACTION = re.compile(
     r"|phew|oops|argh|meh|idk|same|good|bad|weird|funny|crazy|wild|yikes)[\s,.!?~]*)+$",
     re.IGNORECASE,
 )
-_OPINION_OF_IT = re.compile(r"^(?:it|that|this)(?:'s| is| was| looks| sounds| seems| feels)\b", re.IGNORECASE)
+_OPINION_OF_IT = re.compile(
+    r"^(?:it|that|this|which)(?:'s| is| was| looks| sounds| seems| feels)\s+(?:so |really |very |super |too |pretty "
+    r"|kinda |a bit |just |actually )*(?:good|great|perfect|amazing|awesome|nice|helpful|useful|fine|ok|okay|cool|lovely"
+    r"|brilliant|fab|funny|weird|wild|crazy|hilarious|sad|annoying|a shame|a pity|true|right|fair|spot on|exactly"
+    r"|interesting|wonderful|fantastic|excellent|terrible|awful|bad|worse|better|so true|sacred|the best|the worst"
+    r"|gold|genius|hilarious|a relief|a lot|too much|useless|wrong)\b",
+    re.IGNORECASE,
+)
 _EMOJI = re.compile("[\U0001f300-\U0001faff\u2600-\u27bf\ufe0f]+")
 
 
+_APPOSITION = re.compile(r"^(?:the|a|an|my|our|his|her|their|who|which)\b(?:\s+\S+){0,5}$", re.IGNORECASE)
+# a short piece with no subject of its own goes on with the one before ("…: supervisor, director and finance",
+# "Physio is down to once a week, Thursdays only")
+_SHORT_TAIL = re.compile(r"^(?!(?:I|I'm|my|we|our|you|he|she|they|it|it's|that|this|there|can|could|please|pls)\b)"
+                         r"\S+(?:\s+\S+){0,3}$", re.IGNORECASE)
+_LEADING_PHRASE = re.compile(r"^(?:in|on|at|for|with|by|as|during|after|before|at work|here|there)\b(?:\s+\S+){0,3}$",
+                             re.IGNORECASE)
+
+
 def pieces(sentence: str) -> list[str]:
+    """The sentence cut at punctuation and at conjunctions before a new subject; an
+    apposition ("…, the VP of engineering") stays with the piece before it and a
+    leading phrase ("In our group, …") with the piece after it."""
     text = _EMOJI.sub(" ", normalise(sentence))
-    return [p.strip(" ,.;:!?-–—") for p in _BREAK.split(text) if p and p.strip(" ,.;:!?-–—")]
+    raw = [p.strip(" ,.;:!?-–—") for p in _BREAK.split(text) if p and p.strip(" ,.;:!?-–—")]
+    out: list[str] = []
+    lead = ""
+    for piece in (_INTRO.sub("", p) or p for p in raw):
+        if _LEADING_PHRASE.match(piece) and not out:
+            lead = f"{lead}{piece}, "
+        elif out and (_APPOSITION.match(piece) or _SHORT_TAIL.match(piece)):
+            out[-1] = f"{out[-1]}, {piece}"
+        else:
+            out.append(lead + piece)
+            lead = ""
+    return out + ([lead.rstrip(", ")] if lead else [])
 
 
 def content_words(piece: str) -> int:
     return sum(1 for w in _WORD.findall(piece) if w.lower().strip(".") not in _FUNCTION_WORDS)
 
 
+_CODE = re.compile(r"[{}]|[=!<>+\-*/]=|\+\+|=>|->|::|`|\b(?:func|def|return|import|const|var|let|print|select"
+                   r"|from \w+ import)\b.*[(){}\[\]]|\w+\([^)]*\)\s*[{:;]|;\s*$|^\s*[\[\]{}()]", re.IGNORECASE)
+_INTRO = re.compile(r"^(?:(?:ok|okay|right|so|hey|yo|well)[,.!\s]+)*(?:context for (?:future|later)(?: stuff)?|for context"
+                    r"|for the record|heads up|fyi|personal news|big news|good news|bad news|news|quick update|update"
+                    r"|process change|unrelated|random(?: thought)?|side note|on another note|as i (?:said|mentioned)"
+                    r"|like i said|as i told you|again)\b[:!.,\s-]*",
+                    re.IGNORECASE)
+
+
 def why_not(piece: str, *, ends_with_question: bool) -> str | None:
     """Why this piece holds no memory, or None when it may."""
-    text = strip_discourse(piece.strip())
+    text = _INTRO.sub("", strip_discourse(piece.strip()))
     low = text.lower()
+    if _CODE.search(piece):
+        return "code"
     if not text or is_small_talk(text) or _REACTION.match(text):
         return "small_talk"
     if _KEEPS.match(text):
@@ -125,8 +177,10 @@ def why_not(piece: str, *, ends_with_question: bool) -> str | None:
         return "request"
     if _PASSING_STATE.search(text) and not _DURABLE_STATE.search(text):
         return "temporary"
-    if _PASSING_TIME.search(text) and not _STANDING.search(text) and _first_person_now(low):
+    if _PASSING_TIME.search(text) and not _STANDING.search(text) and (_first_person_now(low) or _WEATHER.search(text)):
         return "temporary"
+    if _GENERIC_SUBJECT.match(text):
+        return "generic"
     if _HEDGED.search(text):
         return "hedged"
     if _ABOUT_CHAT.search(text) and not _STANDING.search(text) and not _KEEPS.search(text):
@@ -145,6 +199,6 @@ def _first_person_now(low: str) -> bool:
 
 def worded(piece: str, speaker: str | None) -> str:
     """A kept piece as a memory: discourse markers off, third person, tidy."""
-    text = strip_discourse(piece.strip())
+    text = _INTRO.sub("", strip_discourse(piece.strip()))
     text = re.sub(r"^(?:(?:please|pls|can you|could you)\s+)?(?:remember|note)(?:\s+that)?\s+", "", text, flags=re.I)
     return tidy(third_person(text, speaker))

@@ -21,7 +21,10 @@ _REPORTED_BY = re.compile(r"(?:闺蜜|室友|对象|男友|女友|男朋友|女�
                           r"|婆婆|公公|岳母|丈母娘|师傅|他|她|人家|网上|新闻)(?:跟我|和我|对我)?(?:说|讲|觉得|认为|提议|建议)"
                           r"(?!我|让我|叫我|要我|用户)")
 _ABOUT_ME = re.compile(r"(?:说|讲|诊断|查出)(?:我|让我|叫我|要我)")  # "医生说我是痛风": said of the user, a fact about them
-_BREAK = re.compile(r"[，,；;：:、]+|\s+|\.\.+|…+|——+|~+|～+")
+# commas, and spaces between Chinese words ("我吃素的 蛋奶素"), not inside a Latin phrase ("commit message")
+_BREAK = re.compile(r"[，,；;：:、]+|(?<=[\u3400-\u9fff])\s+|\s+(?=[\u3400-\u9fff])|\.\.+|…+|——+|~+|～+")
+# a piece that goes on with the subject of the one before ("我哥叫李明，在深圳当医生": the brother is the doctor)
+_GOES_ON = re.compile(r"^(?:在|是|当|做|住|已经|刚|现在|目前|今年|平时|一直|也|还|又|都|就|特别|比较|很|挺|最|有|会|能|要|得|去|来|每天|每周)")
 _HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
 _LATIN_WORD = re.compile(r"[A-Za-z0-9]{2,}")
 
@@ -55,7 +58,7 @@ _ABOUT_CHAT = re.compile(r"你(?!们公司|们单位)|您|不好意思|抱歉|�
 _REACTION = re.compile(
     r"^(?:哈+|呵+|嘿+|嘻+|嗯+|哦+|噢+|喔+|啊+|呀|哇+|诶|唉|哎+|额+|呃+|好的?|好吧|好嘞|好哒|行吧?|可以+|对+|是的|没错|确实|牛|绝了"
     r"|太好了|不错|挺好|真好|完美|厉害|谢谢|谢啦|多谢|感谢|辛苦|收到|明白|懂了|知道了|了解|ok|OK|哈哈哈|笑死|无语|服了|算了"
-    r"|帮了大忙|帮大忙了|太有用|很有用|有用|太棒|棒|赞|好用|学到了|受教"
+    r"|帮了大忙|帮大忙了|太有用|很有用|有用|太棒|棒|赞|好用|学到了|受教|就这么办|就这样|那就这样|多指教|请多指教|多多关照|多关照"
     r"|还行|一般|凑合|也是|有道理|原来如此|这样啊|这样|真的|是吗|不是吧|天哪|我去|卧槽|绝绝子|yyds|nb|6+"
     r"|了|呀|呢|吧|嘛|啦|喽|哒|吗)+$",
     re.IGNORECASE,
@@ -75,7 +78,8 @@ def pieces(sentence: str) -> list[str]:
         piece = piece.strip("。！!？?")
         if not piece:
             continue
-        if out and content_chars(piece) < 3 and not _ASKING_WORD.search(piece):
+        if out and (content_chars(piece) < 3 or (_GOES_ON.match(piece) and not out[-1].startswith("我"))) \
+                and not _ASKING_WORD.search(piece):
             out[-1] = f"{out[-1]}，{piece}"
         else:
             out.append(piece)
@@ -94,9 +98,17 @@ def _told(text: str) -> str:
     return _TELLING.sub("", strip_discourse(text.strip()).strip("，, "))
 
 
+_GENERIC = re.compile(r"^(?:现在)?(?:很多人|大家|好多人|不少人|有些人|有人|年轻人|现在的人|一般人|别人|人们|现在很多)")
+_WEATHER = re.compile(r"下雨|下雪|天气|好热|好冷|太热|太冷|阴天|晴天|刮风|雾霾|闷热")
+
+
 def why_not(piece: str, *, ends_with_question: bool) -> str | None:
     """Why this piece holds no memory, or None when it may."""
     text = _told(piece)
+    if _GENERIC.match(text):
+        return "generic"
+    if _WEATHER.search(text) and not _DURABLE_STATE.search(text):
+        return "temporary"
     bare = _TAIL_PARTICLES.sub("", text)
     if not bare or is_small_talk(text) or _REACTION.match(bare):
         return "small_talk"
