@@ -59,7 +59,7 @@ def measure(turns: list[tuple[str, str]], background: bool, episodes: bool = Tru
                                 background=background)
             latencies.append((time.perf_counter() - start) * 1000)
             events += len(result.events)
-        queued = memory.drain_jobs() if background else 0
+        queued = memory.jobs.drain() if background else 0
     return {"n": len(latencies), "p50_ms": statistics.median(latencies), "p95_ms": percentile(latencies, 0.95),
             "p99_ms": percentile(latencies, 0.99), "mean_ms": statistics.fmean(latencies),
             "events": events, "jobs_drained": queued}

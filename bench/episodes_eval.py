@@ -57,13 +57,13 @@ def ingest(memory: Memory, unit: Unit) -> dict[str, float]:
     for session, docs in by_session.items():
         turns = [Message(str(d.metadata.get("role", "user")), d.text, d.id, d.metadata.get("speaker"), d.at)
                  for d in sorted(docs, key=lambda d: d.position)]
-        memory.record_turns(turns, SCOPE, thread_id=session)
+        memory.threads.record(turns, SCOPE, thread_id=session)
     started = time.perf_counter()
     embed_missing(memory.core, SCOPE, False, 10**9)
     embedded = time.perf_counter() - started
     started = time.perf_counter()
     runs = 0
-    while memory.consolidate(tenant=SCOPE.tenant).turns:
+    while memory.consolidation.run(tenant=SCOPE.tenant).turns:
         runs += 1
     return {"turns": len(unit.docs), "embed_s": embedded, "consolidate_s": time.perf_counter() - started,
             "runs": runs}

@@ -37,7 +37,7 @@ def unit_recalls(unit, embedder) -> dict[float, float]:
         for doc in unit.docs:
             sessions.setdefault(doc.group or "s", []).append(doc)
         for session, docs in sessions.items():
-            memory.record_turns([Message("user", d.text, d.id, None, d.at) for d in docs], SCOPE, thread_id=session)
+            memory.threads.record([Message("user", d.text, d.id, None, d.at) for d in docs], SCOPE, thread_id=session)
         embed_missing(memory.core, SCOPE, False, 10**9)
         out = {}
         for weight in WEIGHTS:

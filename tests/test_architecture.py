@@ -2,7 +2,9 @@
 
 - only the write core calls ``store.apply``;
 - nothing below the Memory facade imports it (dependencies flow downward);
-- the surfaces and integrations reach memory through the facade, never its store.
+- the surfaces and integrations reach memory through the facade, never its store;
+- no import circle: the modules form a graph without cycles, counting every import
+  (a function-local import that breaks a circle is still one).
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "engram"
 # the facade itself and what sits above it
-ABOVE_THE_FACADE = ("memory.py", "__init__.py", "cli/", "server/", "integrations/", "compat/", "eval/", "benchmark/")
+ABOVE_THE_FACADE = ("memory.py", "aio.py", "__init__.py", "cli/", "server/", "integrations/", "compat/", "eval/", "benchmark/")
 # tools that build a Memory over an existing store (benchmarks, evaluation variants)
 MAY_HOLD_A_STORE = ("eval/", "benchmark/", "memory.py", "core.py")
 
@@ -37,6 +39,78 @@ def imported_modules(name: str, tree: ast.Module) -> set[str]:
             found.add(module)
             found.update(f"{module}.{alias.name}" for alias in node.names)
     return found
+
+
+def module_name(name: str) -> str:
+    dotted = "engram." + name.removesuffix(".py").replace("/", ".")
+    return dotted.removesuffix(".__init__")
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Each module of the package -> the modules of the package it imports (anywhere in it)."""
+    trees = dict(modules())
+    known = {module_name(name) for name in trees}
+
+    def owner(dotted: str) -> str | None:  # engram.model.Scope -> engram.model
+        while dotted and dotted not in known:
+            dotted = dotted.rpartition(".")[0]
+        return dotted or None
+
+    graph: dict[str, set[str]] = {}
+    for name, tree in trees.items():
+        this, found = module_name(name), set()
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Import | ast.ImportFrom):
+                continue
+            single = imported_modules(name, ast.Module(body=[node], type_ignores=[]))
+            if isinstance(node, ast.ImportFrom):  # `from . import x` imports x, not the package
+                base = min(single, key=len)
+                single = {f"{base}.{a.name}" if f"{base}.{a.name}" in known else base for a in node.names}
+            found.update(m for m in map(owner, single) if m and m != this)
+        graph[this] = found
+    return graph
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_no_import_circle():
+    assert circles(import_graph()) == []
+
+
+def test_the_circle_check_finds_a_circle():
+    assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    graph = import_graph()
+    assert "engram.model" in graph["engram.memory"] and "engram.memory" not in graph["engram.model"]
 
 
 def test_only_the_write_core_calls_store_apply():

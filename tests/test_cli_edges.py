@@ -47,12 +47,12 @@ def with_ids(env, ids: list[str]) -> None:
     with Memory.open(str(db), embedder=FakeHashEmbedder()) as memory:
         records = memory.remember_many([f"memory {i}" for i in range(len(ids))], Scope.for_user("acme", "alice"))
         path = env / "ids.jsonl"
-        memory.export_jsonl(path, Scope("acme"))
+        memory.transfer.export_to(path, Scope("acme"))
         text = path.read_text()
         for record, new in zip(records, ids):
             text = text.replace(record.id, new)
         memory.purge_scope(Scope.for_user("acme", "alice"))
-        memory.import_jsonl(io.StringIO(text))
+        memory.transfer.import_from(io.StringIO(text))
 
 
 def test_version_and_completion():

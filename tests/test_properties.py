@@ -72,7 +72,7 @@ def test_history_is_contiguous_and_matches_audit(edits):
         assert [v.version for v in history] == list(range(1, current.version + 1))
         assert history[-1].record == current
         assert history[0].operation is Operation.CREATE
-        audit_versions = [e.version for e in memory.audit(scope, record_id=record.id)]
+        audit_versions = [e.version for e in memory.audit.list(scope, record_id=record.id)]
         assert audit_versions == [v.version for v in history]
         for older, newer in itertools.pairwise(history):
             assert newer.at >= older.at

@@ -1,7 +1,7 @@
 import engram
 
 PINNED = {
-    "AuditEvent", "BenchmarkDataError", "Clock", "ConfigError", "ConflictError", "ConnectionLostError",
+    "AsyncMemory", "AuditEvent", "BenchmarkDataError", "Clock", "ConfigError", "ConflictError", "ConnectionLostError",
     "ContextBlock", "E5Embedder", "EmbeddingError", "Embedder", "EngramError", "FakeClock", "FakeHashEmbedder",
     "ImportFormatError", "InvalidContentError", "InvalidScopeError", "InvalidValueError", "Kind", "LLMError",
     "LLMRateLimitError", "LLMResponseError", "LLMTimeoutError", "Memory", "MemoryDraft", "MemoryRecord", "Message",
@@ -36,3 +36,45 @@ def test_every_error_is_an_engram_error():
         value = getattr(engram, name)
         if isinstance(value, type) and issubclass(value, Exception):
             assert issubclass(value, engram.EngramError)
+
+
+# Memory keeps the everyday verbs; the rest lives on named parts (issue 23). Like
+# PINNED, changing either is a deliberate act.
+EVERYDAY = {
+    "open", "close", "add", "remember", "remember_many", "search", "context", "recall", "get", "list", "scan",
+    "update", "supersede", "forget", "restore", "purge", "purge_scope", "history", "stats", "profile",
+}
+PROPERTIES = {"location", "dialect", "pipeline", "tokenizer"}
+PARTS = {
+    "threads": {"record", "list", "turns", "search", "episode", "drop_expired"},
+    "consolidation": {"run", "consolidator", "schedules", "clock", "run_due"},
+    "approvals": {"list", "get", "approve", "reject", "expire"},
+    "audit": {"list", "why", "link_answer", "answer"},
+    "quality": {"sample", "list", "mark", "report"},
+    "keys": {"status", "rotate", "reveal"},
+    "jobs": {"list", "drain", "start_worker", "stop_worker"},
+    "maintenance": {"run", "reindex"},
+    "transfer": {"export_to", "import_from"},
+    "scopes": {"tenants", "namespaces"},
+}
+
+
+def _public(cls: type) -> dict[str, object]:
+    return {name: getattr(cls, name) for name in dir(cls) if not name.startswith("_")}
+
+
+def test_memory_keeps_the_everyday_verbs_only():
+    members = _public(engram.Memory)
+    methods = {name for name, value in members.items() if callable(value)}
+    properties = {name for name, value in members.items() if isinstance(value, property)}
+    assert methods == EVERYDAY and len(methods) <= 20
+    assert properties == PROPERTIES
+    assert set(members) == methods | properties  # parts are instance attributes, typed on the class
+    assert set(engram.Memory.__annotations__) == set(PARTS)
+
+
+def test_each_part_is_small_and_named_as_pinned(tmp_path):
+    with engram.Memory.open(str(tmp_path / "m.db"), embedder=engram.FakeHashEmbedder()) as memory:
+        for part, names in PARTS.items():
+            found = {name for name, value in _public(type(getattr(memory, part))).items() if callable(value)}
+            assert found == names, part

@@ -65,8 +65,8 @@ def test_each_response_model_names_exactly_the_fields_of_its_shape(memory, alice
         (responses.ContextOut, context_data(block)),
         (responses.AddOut, add_data(added)),
         (responses.AddEventOut, add_data(added)["events"][0]),
-        (responses.JobOut, job_data(memory.jobs("acme")[0])),
-        (responses.AuditOut, audit_data(memory.audit(alice)[0])),
+        (responses.JobOut, job_data(memory.jobs.list("acme")[0])),
+        (responses.AuditOut, audit_data(memory.audit.list(alice)[0])),
         (responses.StatsOut, stats_data(memory.stats("acme"), server_details=False)),
     ]
     for model, data in pairs:
@@ -78,7 +78,7 @@ def test_each_response_model_names_exactly_the_fields_of_its_shape(memory, alice
 def test_a_record_is_the_export_record_line(memory, alice):
     record = memory.remember("Lives in Porto", alice, tags=["city"], metadata={"a": 1})
     out = io.StringIO()
-    memory.export_jsonl(out, alice)
+    memory.transfer.export_to(out, alice)
     exported = json.loads(out.getvalue().splitlines()[1])
     assert exported["record"] == record_data(record)
     assert record_brief(record) == {name: record_data(record)[name] for name in BRIEF_FIELDS}
@@ -108,10 +108,10 @@ def test_cli_json_prints_what_the_http_api_answers(served):
 def test_import_and_maintenance_shapes(memory, alice, tmp_path):
     memory.remember("one", alice)
     path = tmp_path / "dump.jsonl"
-    memory.export_jsonl(path, alice)
+    memory.transfer.export_to(path, alice)
     with Memory.open(str(tmp_path / "other.db"), embedder=FakeHashEmbedder()) as other:
-        assert import_data(other.import_jsonl(path)) == {"imported": 1, "skipped": 0, "tenant": "acme"}
-        assert set(import_data(other.import_jsonl(path, on_conflict="skip"))) == set(responses.ImportOut.model_fields)
+        assert import_data(other.transfer.import_from(path)) == {"imported": 1, "skipped": 0, "tenant": "acme"}
+        assert set(import_data(other.transfer.import_from(path, on_conflict="skip"))) == set(responses.ImportOut.model_fields)
 
 
 def test_the_memory_block_uses_the_context_headings(memory, alice):

@@ -76,9 +76,9 @@ def test_read_only_refuses_a_file_that_needs_migrations(tmp_path):
 def test_import_of_a_missing_file_is_a_typed_error(db_path, tmp_path):
     with Memory(SQLiteStore(db_path), embedder=FakeHashEmbedder()) as memory:
         with pytest.raises(InvalidValueError, match="no such file"):
-            memory.import_jsonl(tmp_path / "missing.jsonl")
+            memory.transfer.import_from(tmp_path / "missing.jsonl")
         with pytest.raises(InvalidValueError, match="cannot write"):
-            memory.export_jsonl(tmp_path / "no-such-folder" / "out.jsonl", SCOPE)
+            memory.transfer.export_to(tmp_path / "no-such-folder" / "out.jsonl", SCOPE)
 
 
 def test_cli_import_of_a_missing_file_prints_one_line(db_path, tmp_path):

@@ -60,8 +60,8 @@ def one_fault(url: str, name: str, reply: StubReply, call_deadline: float, add_d
         took = time.monotonic() - started
         requests = len(stub.requests)  # by this add() (the worker below drains every tenant's jobs)
         memory.add(TURN, scope, force=True, background=True)
-        memory.drain_jobs()
-        (job,) = memory.jobs(scope.tenant)
+        memory.jobs.drain()
+        (job,) = memory.jobs.list(scope.tenant)
         stored = len(memory.list(scope).items)
     control = name.startswith("valid")
     silent = not result.events or any(e.event == "SKIPPED" and not e.reason for e in result.events)

@@ -68,7 +68,7 @@ def plant(memory: Memory, tenant: str, records: int, rng: random.Random) -> list
                            background=True)
         except PIIForbiddenError:
             continue
-    memory.drain_jobs()
+    memory.jobs.drain()
     return planted
 
 

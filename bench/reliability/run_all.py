@@ -31,6 +31,7 @@ LONG = {
     "http_fuzz": ["--examples", "100"],
     "stateful_model": ["--examples", "100", "--steps", "40"],
     "llm_faults": ["--repeat", "3", "--call-deadline", "3", "--add-deadline", "6"],
+    "search_under_writes": ["--searches", "1000", "--writers", "4"],
 }
 QUICK = {
     "durability": ["--rounds", "1", "--writers", "2", "--readers", "1", "--seconds", "1.5"],
@@ -40,6 +41,7 @@ QUICK = {
     "http_fuzz": ["--examples", "3"],
     "stateful_model": ["--examples", "8", "--steps", "15"],
     "llm_faults": ["--repeat", "1", "--call-deadline", "0.5", "--add-deadline", "1"],
+    "search_under_writes": ["--searches", "100", "--writers", "2"],
 }
 
 

@@ -85,8 +85,8 @@ def _python_attacks(memory: Memory, found: Findings) -> None:
         f"{found.marker} secret plan", root, include_descendants=True, k=100)])
     _attempt(found, "python metadata filter", lambda: [r.id for r in memory.list(
         root, include_descendants=True, metadata={"secret": found.marker}).items])
-    _attempt(found, "python namespaces", lambda: memory.namespaces(root))
-    _attempt(found, "python audit", lambda: [e.record_id for e in memory.audit(root, limit=1000)])
+    _attempt(found, "python namespaces", lambda: memory.scopes.namespaces(root))
+    _attempt(found, "python audit", lambda: [e.record_id for e in memory.audit.list(root, limit=1000)])
     _attempt(found, "python context", lambda: memory.context(f"{found.marker} plan", root).text)
 
 
@@ -154,7 +154,7 @@ def _victim_export(memory: Memory) -> str:
     import io
 
     buffer = io.StringIO()
-    memory.export_jsonl(buffer, Scope(VICTIM))
+    memory.transfer.export_to(buffer, Scope(VICTIM))
     return buffer.getvalue()
 
 

@@ -9,11 +9,12 @@
 
 from __future__ import annotations
 
+from .aio import AsyncMemory
+from .changes import Policy, WriteIntent
 from .clock import Clock, FakeClock, SystemClock
 from .config import Settings
 from .consolidation.run import ConsolidationReport
 from .consolidation.schedule import Schedule
-from .core import Policy, WriteIntent
 from .embed import E5Embedder, Embedder, FakeHashEmbedder, USEEmbedder
 from .episodes.search import ExcerptTurn, ThreadExcerpt
 from .episodes.values import Thread, Turn
@@ -35,7 +36,6 @@ from .errors import (
     MigrationError,
     NotAnEngramDatabaseError,
     NotFoundError,
-    PendingApprovalError,
     PermissionDeniedError,
     PIIForbiddenError,
     ReadOnlyStoreError,
@@ -48,7 +48,7 @@ from .governance.keys import KeyStatus, Revealed, Rotation
 from .governance.quality import QualityReport
 from .governance.recalls import Provenance, Recall, RecallTrace
 from .governance.rules import ApprovalRule, ApprovalRules
-from .governance.values import PendingChange, PendingStatus, RecallEvent, Verdict, WriteSample
+from .governance.values import PendingApprovalError, PendingChange, PendingStatus, RecallEvent, Verdict, WriteSample
 from .jsonl import ImportResult
 from .maintenance import MaintenanceReport
 from .memory import Memory
@@ -82,6 +82,7 @@ __all__ = [
     "AddResult",
     "ApprovalRule",
     "ApprovalRules",
+    "AsyncMemory",
     "AuditEvent",
     "BenchmarkDataError",
     "Clock",

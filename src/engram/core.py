@@ -17,65 +17,26 @@ that one as skipped and commit the rest.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
 import numpy as np
 
+from .changes import Change, Policy, WriteIntent
 from .clock import Clock
 from .embed.base import Embedder
 from .episodes.values import EpisodeWrites, TurnDraft
-from .errors import InvalidValueError, PendingApprovalError
+from .errors import InvalidValueError
 from .governance.rules import ApprovalMatch, ApprovalRules, proposal, proposal_audit
-from .governance.values import GovernanceWrites, PendingChange, RecalledMemory, RecallEvent
+from .governance.values import GovernanceWrites, PendingApprovalError, PendingChange, RecalledMemory, RecallEvent
 from .limits import InputLimits
-from .model import Job, MemoryRecord, Operation, Scope, SearchHit, Status, Version
+from .model import Job, MemoryRecord, Operation, SearchHit, Status, Version
 from .pii import ENCRYPTED_KEY, PIIPolicies, PIIPolicy, Redactor, screen, screen_record
 from .search.tokenize import DEFAULT_TOKENIZER, Tokenizer
 from .store.base import AuditDraft, RecordWrite, Store, Touch, WriteBatch
 from .writes import new_id, retire
-
-
-@dataclass(frozen=True, slots=True)
-class WriteIntent:
-    """What a policy hook sees before a write; raise PermissionDeniedError to refuse."""
-
-    operation: Operation
-    actor: str
-    scope: Scope
-    record: MemoryRecord | None  # the state after the write, as it will be stored (None for purge)
-    previous: MemoryRecord | None
-
-
-Policy = Callable[[WriteIntent], None]
-
-
-@dataclass(frozen=True, slots=True)
-class Change:
-    """One logical change to one record, as a producer proposes it."""
-
-    operation: Operation
-    record: MemoryRecord | None  # the state after the change; None for a purge
-    previous: MemoryRecord | None = None  # the stored state it replaces (compare-and-swap on its version)
-    actor: str = "app"
-    reason: str | None = None
-    detail: Mapping[str, Any] = field(default_factory=dict)
-    # an embedding the producer already has, and the exact text it embeds
-    vector: np.ndarray | None = None
-    vector_text: str | None = None
-    # import only: the record's own history, written instead of a new version
-    history: tuple[Version, ...] = ()
-    # the pending change a reviewer approved: this change carries it out (rules are not asked again)
-    approved: str | None = None
-
-    @property
-    def scope(self) -> Scope:
-        subject = self.record or self.previous
-        if subject is None:
-            raise InvalidValueError("a change needs a record or the record it replaces")
-        return subject.scope
 
 
 @dataclass(frozen=True, slots=True)

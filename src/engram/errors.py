@@ -11,6 +11,7 @@
     ├── PermissionDeniedError      read-only memory, refused by a policy hook
     │   └── PIIForbiddenError      the PII policy forbids storing what was found
     ├── PendingApprovalError       an approval rule matched: kept as a pending change, not written
+    │                              (defined next to PendingChange, in engram.governance.values)
     ├── StorageError               the database failed (driver errors are translated once)
     │   ├── NotAnEngramDatabaseError
     │   ├── MigrationError
@@ -29,11 +30,6 @@ Driver and provider errors are translated at the boundary with ``raise ... from 
 """
 
 from __future__ import annotations
-
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from .governance.values import PendingChange
 
 
 class EngramError(Exception):
@@ -81,16 +77,6 @@ class PIIForbiddenError(PermissionDeniedError):
     def __init__(self, message: str, *, kinds: tuple[str, ...]) -> None:
         super().__init__(message)
         self.kinds = kinds
-
-
-class PendingApprovalError(EngramError):
-    """The write matched an approval rule: it was kept as a pending change (``.pending``,
-    an ``engram.governance.values.PendingChange``) for a reviewer, and nothing else was
-    written. ``Memory.approve`` / ``reject`` decide it."""
-
-    def __init__(self, pending: PendingChange) -> None:
-        self.pending = pending
-        super().__init__(f"pending change {pending.id} awaits approval ({pending.rule})")
 
 
 class StorageError(EngramError):

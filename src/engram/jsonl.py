@@ -11,7 +11,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import IO, Any, Literal
 
-from .core import Change, WriteCore
+from .changes import Change
+from .core import WriteCore
 from .errors import ConflictError, EngramError, ImportFormatError, InvalidValueError
 from .model import MemoryRecord, Operation, Scope, Version
 from .store.base import RecordFilter, Store

@@ -16,7 +16,8 @@ from datetime import datetime
 
 import numpy as np
 
-from .core import Change, WriteCore, retired_by
+from .changes import Change
+from .core import WriteCore, retired_by
 from .model import MemoryRecord, Operation, Status
 from .pipeline.reconcile import normalized
 from .store.base import RecordFilter, TimeField, TimeRange

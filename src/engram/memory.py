@@ -6,38 +6,31 @@ write core (core.py), the one path to the store; it has no write logic of its ow
 
 from __future__ import annotations
 
-import builtins
 import logging
-import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
-from pathlib import Path
-from typing import IO, Any, cast
+from typing import Any, cast
 
-from . import jsonl, maintenance
+from .changes import Change, Policy, WriteIntent
 from .clock import Clock, SystemClock
 from .config import Settings
 from .contention import last_writer_wins
-from .core import Change, Policy, WriteCore, WriteIntent, superseding
+from .core import WriteCore, superseding
 from .embed import Embedder, make_embedder
 from .embed.query_cache import QueryCache
 from .embed.reindex import reindex_store
-from .episodes.facade import EpisodesFacade
+from .episodes.facade import Consolidation, Threads
 from .errors import ConflictError, InvalidValueError, NotFoundError, PermissionDeniedError, StaleTermsError
 from .filters import record_filter
-from .governance.facade import GovernanceFacade
+from .governance.facade import Approvals, Audit, Keys, Quality
 from .governance.recalls import Recall
 from .governance.rules import ApprovalRules
 from .governance.values import GovernanceWrites
 from .limits import check_count, check_offset
 from .llm.base import LLM
-from .maintenance import MaintenanceReport
 from .model import (
-    AuditEvent,
-    Job,
-    JobStatus,
     Kind,
     MemoryRecord,
     Operation,
@@ -50,12 +43,11 @@ from .model import (
     Stats,
     Status,
     Version,
-    check_label,
     check_scope,
-    parse_enum,
     seen_at,
     utc,
 )
+from .operations import DEFAULT_ACTOR, Jobs, Maintenance, Scopes, Transfer, tenant_or_all
 from .pii import PIIPolicies, PIIPolicy
 from .pipeline import jobs
 from .pipeline.messages import normalize_messages
@@ -70,20 +62,32 @@ from .store import Store, open_store
 from .store.base import AuditQuery, RecordFilter, TimeRange
 from .writes import MemoryDraft, build_record, retire, revise
 
-DEFAULT_ACTOR = "app"
 log = logging.getLogger("engram")
 _PAGE = 500
 
 __all__ = ["DEFAULT_ACTOR", "Memory", "Policy", "WriteIntent"]
 
 
-class Memory(GovernanceFacade, EpisodesFacade):
+class Memory:
     """Long-term memory over one store. Thread-safe; open one per process.
 
-    Governance (approvals, recall ids and answers, write accuracy, quality metrics,
-    keys and reveal) comes from ``GovernanceFacade`` (engram/governance/facade.py);
-    past conversations, episodes and consolidation from ``EpisodesFacade``
-    (engram/episodes/facade.py)."""
+    The everyday verbs are its methods; the rest is on named parts, each over the
+    same write core: ``threads`` (past conversations, episodes), ``consolidation``,
+    ``approvals``, ``audit`` (trail, provenance, answers), ``quality`` (write
+    samples, report), ``keys`` (encryption, reveal), ``jobs`` (background add and
+    its worker), ``maintenance``, ``transfer`` (JSONL export and import) and
+    ``scopes`` (tenants, namespaces)."""
+
+    threads: Threads
+    consolidation: Consolidation
+    approvals: Approvals
+    audit: Audit
+    quality: Quality
+    keys: Keys
+    jobs: Jobs
+    maintenance: Maintenance
+    transfer: Transfer
+    scopes: Scopes
 
     def __init__(
         self,
@@ -112,8 +116,17 @@ class Memory(GovernanceFacade, EpisodesFacade):
                               limits=self.settings.limits(), tokenizer=terms.tokenizer)
         self._pipeline = pipeline
         self._llm = llm
-        self._worker: jobs.Worker | None = None
-        self._worker_lock = threading.Lock()
+        self.threads = Threads(self.core, self.settings)
+        self.consolidation = Consolidation(self.core, self.settings, lambda: self.pipeline, llm)
+        self.approvals = Approvals(self.core)
+        self.audit = Audit(self.core)
+        self.quality = Quality(self.core)
+        self.keys = Keys(self.core)
+        self.maintenance = Maintenance(self.core, self.approvals, self.threads)
+        self.jobs = Jobs(self.core, lambda: self.pipeline, self.consolidation, self.maintenance.run,
+                         self.settings.maintenance_interval_s)
+        self.transfer = Transfer(self.core)
+        self.scopes = Scopes(self.core)
         self._location: str | None = getattr(store, "path", None) or getattr(store, "url", None)
         self.terms_rebuilt = self._rebuild_terms(terms) if terms.stale else 0
 
@@ -151,7 +164,7 @@ class Memory(GovernanceFacade, EpisodesFacade):
         return self.store.dialect
 
     def close(self) -> None:
-        self.stop_worker()
+        self.jobs.stop_worker()
         self.store.close()
 
     def __enter__(self) -> Memory:
@@ -218,22 +231,16 @@ class Memory(GovernanceFacade, EpisodesFacade):
         reconcile → write (one transaction). With ``background=True`` it returns at
         once with a job id; a worker (started on demand in this process, or
         `engram worker`) does the rest. The turns are kept in their thread too
-        (``search_past_conversations``) unless ``settings.episodes`` is off."""
+        (``threads.search``) unless ``settings.episodes`` is off."""
         check_scope(scope)
         turns = normalize_messages(messages, message_ids)
-        self._keep_turns(turns, scope, thread_id, {"surface": actor})
+        self.threads._keep(turns, scope, thread_id, {"surface": actor})
         if not background:
-            return self.run_add(turns, scope, thread_id=thread_id, actor=actor, force=force)
+            return AddRun(self.core, self.pipeline, scope, thread_id, actor).run(turns, force=force)
         job = jobs.enqueue(self.core, turns, scope, thread_id, actor, force)
         if self.settings.auto_worker:
-            self.start_worker()
+            self.jobs.start_worker()
         return AddResult((), True, "queued", self.pipeline.extractor.name, job_id=job.id)
-
-    def run_add(
-        self, messages: Sequence[Any], scope: Scope, *, thread_id: str | None, actor: str, force: bool = False
-    ) -> AddResult:
-        """add() in this thread, on already normalised turns."""
-        return AddRun(self.core, self.pipeline, scope, thread_id, actor).run(messages, force=force)
 
     @property
     def pipeline(self) -> Pipeline:
@@ -249,30 +256,6 @@ class Memory(GovernanceFacade, EpisodesFacade):
             self._pipeline = Pipeline.default(llm, PipelineSettings(add_deadline_s=self.settings.add_deadline_s),
                                               rules=self.settings.rules)
         return self._pipeline
-
-    def start_worker(self) -> None:
-        """Drain background jobs in a daemon thread of this process (idempotent)."""
-        with self._worker_lock:
-            if self._worker is None:
-                schedules = self.consolidation_schedules()
-                clock = self.schedule_clock(schedules) if schedules else None
-                tick = (lambda: self.run_due_consolidations(clock)) if clock is not None else None
-                self._worker = jobs.Worker(self.core, lambda: self.pipeline, self.maintain,
-                                           maintenance_interval_s=self.settings.maintenance_interval_s,
-                                           tick=tick).start()
-
-    def stop_worker(self) -> None:
-        with self._worker_lock:
-            worker, self._worker = self._worker, None
-        if worker is not None:
-            worker.stop()
-
-    def jobs(self, tenant: str | None = None, statuses: Sequence[JobStatus | str] = (), limit: int = 100) -> list[Job]:
-        return self.store.jobs(_tenant_or_all(tenant), [JobStatus(s) for s in statuses], limit)
-
-    def drain_jobs(self, max_jobs: int | None = None) -> int:
-        """Run due background jobs in this thread until none is due."""
-        return jobs.drain(self.core, self.pipeline, max_jobs)
 
     def update(
         self,
@@ -364,17 +347,17 @@ class Memory(GovernanceFacade, EpisodesFacade):
     def purge(self, record_id: str, scope: Scope, *, reason: str | None = None, actor: str = DEFAULT_ACTOR) -> None:
         """Hard delete, versions included (the right to be forgotten). The audit keeps
         that a purge happened, never the content."""
-        self.purge_many([self._stored(record_id, scope)], scope, reason=reason, actor=actor)
+        self._purge_many([self._stored(record_id, scope)], scope, reason=reason, actor=actor)
 
     def purge_scope(self, scope: Scope, *, reason: str | None = None, actor: str = DEFAULT_ACTOR) -> int:
         """Purge every record in a scope and below it (e.g. all of one user)."""
         where = RecordFilter(namespace=scope.namespace, descendants=True, statuses=())
         records = self.store.query(scope.tenant, where, limit=10**9)
-        return self.purge_many(records, scope, reason=reason, actor=actor, whole_scope=True)
+        return self._purge_many(records, scope, reason=reason, actor=actor, whole_scope=True)
 
-    def purge_many(
-        self, records: Sequence[MemoryRecord], scope: Scope, *, reason: str | None, actor: str = DEFAULT_ACTOR,
-        whole_scope: bool = False,
+    def _purge_many(
+         self, records: Sequence[MemoryRecord], scope: Scope, *, reason: str | None, actor: str = DEFAULT_ACTOR,
+         whole_scope: bool = False,
     ) -> int:
         """``whole_scope``: pending changes and write samples of the scope go too."""
         for record in records:
@@ -463,7 +446,7 @@ class Memory(GovernanceFacade, EpisodesFacade):
         words with the query nor close in meaning) are left out and counted in
         ``below_floor``; the floor never drops a profile memory. Which memories served
         it is written to the audit, and the block's ``recall_id`` links the answer
-        later (``answered``). ``as_of``: the memories valid at that moment (see ``search``)."""
+        later (``audit.link_answer``). ``as_of``: the memories valid at that moment (see ``search``)."""
         check_count(budget_tokens, "budget_tokens")
         scopes = [scope] if isinstance(scope, Scope) else list(scope)
         started = time.perf_counter()
@@ -483,7 +466,7 @@ class Memory(GovernanceFacade, EpisodesFacade):
             block = replace(block, recall_id=recall_id)
         return block
 
-    def profile(self, scope: Scope | Sequence[Scope], *, as_of: datetime | None = None) -> builtins.list[MemoryRecord]:
+    def profile(self, scope: Scope | Sequence[Scope], *, as_of: datetime | None = None) -> list[MemoryRecord]:
         """The user's profile, best first: what ``context`` gives whatever the query —
         pinned memories, then constraints (health, diet, budgets), identity (name, home,
         work, family), standing rules and preferences, other durable facts
@@ -492,7 +475,7 @@ class Memory(GovernanceFacade, EpisodesFacade):
         return [hit.record for hit in self._profile_hits(scopes, [], as_of)]
 
     def _profile_hits(self, scopes: Sequence[Scope], hits: Sequence[SearchHit], as_of: datetime | None,
-                      ) -> builtins.list[SearchHit]:
+                      ) -> list[SearchHit]:
         """The profile of the scopes as hits ranked for this query (a recalled hit keeps its signals)."""
         if self.settings.profile_share <= 0:
             return []
@@ -518,7 +501,7 @@ class Memory(GovernanceFacade, EpisodesFacade):
         actor: str = DEFAULT_ACTOR,
     ) -> Recall:
         """``search`` for an answer: the hits (best first, from one scope or several) and
-        a recall id to link the answer with (``answered``), recorded like ``context``."""
+        a recall id to link the answer with (``audit.link_answer``), recorded like ``context``."""
         scopes = [scope] if isinstance(scope, Scope) else list(scope)
         started = time.perf_counter()
         hits = sorted((hit for s in scopes for hit in self.search(query, s, k=k, min_score=min_score, kinds=kinds)),
@@ -572,18 +555,10 @@ class Memory(GovernanceFacade, EpisodesFacade):
             yield from page.items
             offset = page.next_offset
 
-    def audit(
-        self, scope: Scope, *, record_id: str | None = None, operation: Operation | str | None = None,
-        since: datetime | None = None, limit: int = 100,
-    ) -> builtins.list[AuditEvent]:
-        op = parse_enum(Operation, operation, "operation") if operation is not None else None
-        events = self.store.audit(scope.tenant, AuditQuery(record_id, op, since, limit))
-        return [e for e in events if e.namespace[: len(scope.namespace)] == scope.namespace]
-
     def stats(self, tenant: str | None = None) -> Stats:
         """Store counts plus background jobs by status, LLM tokens spent by add(), the
         PII policy in force and the conversations kept (threads, turns)."""
-        tenant = _tenant_or_all(tenant)
+        tenant = tenant_or_all(tenant)
         base = self.store.stats(tenant)
         tenants = [tenant] if tenant else self.store.tenants()
         tokens = {"prompt_tokens": 0, "completion_tokens": 0}
@@ -597,37 +572,6 @@ class Memory(GovernanceFacade, EpisodesFacade):
         pii = self.core.pii.for_tenant(tenant).describe() if tenant else self.core.pii.describe()
         return replace(base, extra={**base.extra, "llm_tokens": tokens, "jobs": job_counts, "pii_policy": pii,
                                     "episodes": self.store.episode_counts(tenant)})
-
-    def namespaces(self, scope: Scope) -> builtins.list[tuple[str, ...]]:
-        return self.store.namespaces(scope.tenant, scope.namespace)
-
-    # -- export, import, reindex, maintenance -------------------------------------------------
-
-    def export_jsonl(self, dest: str | Path | IO[str], scope: Scope) -> int:
-        """Write every record in the scope (and below), with its versions, as JSONL."""
-        return jsonl.export_to(self.store, scope, dest, self.clock.now())
-
-    def import_jsonl(
-        self, source: str | Path | IO[str], *, on_conflict: jsonl.OnConflict = "error", actor: str = DEFAULT_ACTOR
-    ) -> jsonl.ImportResult:
-        """Validate the whole file, then write it in one transaction (all-or-nothing),
-        through the PII policy and the policy hooks like any write."""
-        return jsonl.import_from(self.core, source, on_conflict=on_conflict, actor=actor)
-
-    def maintain(self) -> MaintenanceReport:
-        """Expire what has passed its time, fold near-identical duplicates and expire
-        pending changes nobody reviewed in time (every tenant). Workers run it every
-        ``maintenance_interval_s``."""
-        report = maintenance.maintain(self.core)
-        self.expire_pending()
-        self.drop_expired_turns()
-        return report
-
-    def reindex(self, *, batch_size: int = 256, progress: Callable[[int, int], None] | None = None) -> int:
-        """Re-embed every record whose vector came from another model (a new version
-        each, audited as ``reindex``). Reads keep working meanwhile; a record changed
-        concurrently is retried on the next pass."""
-        return reindex_store(self.core, batch_size=batch_size, progress=progress)
 
     @property
     def tokenizer(self) -> Tokenizer:
@@ -697,10 +641,6 @@ def _pii_policies(pii: PIIPolicy | PIIPolicies | None, settings: Settings) -> PI
     if isinstance(pii, PIIPolicy):
         return PIIPolicies(default=pii)
     return PIIPolicies.load(settings.pii_policy)
-
-
-def _tenant_or_all(tenant: str | None) -> str | None:
-    return None if tenant is None else check_label(tenant, "tenant")
 
 
 def _valid_now(where: RecordFilter, now: datetime) -> RecordFilter:

@@ -5,6 +5,7 @@ test that needs one skips with the reason, never silently."""
 
 from __future__ import annotations
 
+import inspect
 import os
 import tempfile
 from collections.abc import Callable, Iterator
@@ -18,8 +19,11 @@ from engram import FakeClock, FakeHashEmbedder, Memory, Scope
 from engram.store import open_store
 
 from . import pgtools
+from .faces import EventLoopThread, blocking
 
 BACKENDS = ("sqlite", "postgres")
+# Memory's API as the tests call it, or AsyncMemory's driven from a running event loop (faces.py)
+FACES = ("sync", "async")
 
 # Every capability a backend may declare; a typo would otherwise skip tests silently.
 KNOWN_CAPABILITIES = frozenset(
@@ -36,6 +40,7 @@ class Backend:
     target: str  # what Memory.open / open_store take
     server: pgtools.PgServer | None = None
     schema: str | None = None
+    loop: EventLoopThread | None = None  # set: memory() hands out AsyncMemory's face
     _opened: list = field(default_factory=list)
 
     def store(self, **options):
@@ -45,6 +50,8 @@ class Backend:
 
     def memory(self, *, embedder=None, clock=None, **kw) -> Memory:
         mem = Memory(self.store(), embedder=embedder or FakeHashEmbedder(), clock=clock or FakeClock(), **kw)
+        if self.loop is not None:
+            mem = blocking(mem, self.loop)
         self._opened.append(mem)
         return mem
 
@@ -91,21 +98,46 @@ def pg_server() -> Iterator[pgtools.PgServer]:
     pgtools.stop_session_server()
 
 
-def _make_backend(name: str, request, tmp_path) -> Backend:
+@pytest.fixture(scope="session")
+def event_loop_thread() -> Iterator[EventLoopThread]:
+    loop = EventLoopThread()
+    yield loop
+    loop.close()
+
+
+def _make_backend(name: str, face: str, request, tmp_path) -> Backend:
+    loop = request.getfixturevalue("event_loop_thread") if face == "async" else None
     if name == "sqlite":
-        return Backend("sqlite", str(tmp_path / "memory.db"))
+        return Backend("sqlite", str(tmp_path / "memory.db"), loop=loop)
     server = request.getfixturevalue("pg_server")
     schema = server.new_schema()
-    return Backend("postgres", server.url_for(schema=schema), server=server, schema=schema)
+    return Backend("postgres", server.url_for(schema=schema), server=server, schema=schema, loop=loop)
 
 
-@pytest.fixture(params=BACKENDS)
+@pytest.fixture(params=[f"{name}+{face}" if face != "sync" else name for face in FACES for name in BACKENDS])
 def backend(request, tmp_path) -> Iterator[Backend]:
-    made = _make_backend(request.param, request, tmp_path)
+    name, _, face = request.param.partition("+")
+    if face and not _uses_memory(request):
+        pytest.skip("reaches no Memory through backend.memory() or the memory fixtures: its sync run covers it")
+    made = _make_backend(name, face or "sync", request, tmp_path)
     yield made
     made.close()
     if made.server is not None:
         made.server.drop_schema(made.schema)
+
+
+def _face_of(request) -> str:
+    """The face of the test's ``backend`` (a test using make_backend alone: sync)."""
+    callspec = getattr(request.node, "callspec", None)
+    param = callspec.params.get("backend", "") if callspec is not None else ""
+    return param.partition("+")[2] or "sync"
+
+
+def _uses_memory(request) -> bool:
+    """Whether a test reaches Memory (its fixtures, or backend.memory() in its source)."""
+    if {"memory", "real_memory"} & set(request.fixturenames):
+        return True
+    return ".memory(" in inspect.getsource(request.function)
 
 
 @pytest.fixture
@@ -116,7 +148,7 @@ def make_backend(request, tmp_path) -> Iterator[Callable[[str], Backend]]:
     def make(name: str) -> Backend:
         sub = tmp_path / f"{name}-{len(made)}"
         sub.mkdir()
-        item = _make_backend(name, request, sub)
+        item = _make_backend(name, _face_of(request), request, sub)
         made.append(item)
         return item
 

@@ -13,14 +13,14 @@ def test_every_change_has_its_audit_event(memory, alice):
     record = memory.remember("audited", alice, actor="alice")
     memory.update(record.id, alice, content="audited twice", reason="typo")
     memory.forget(record.id, alice)
-    events = memory.audit(alice, record_id=record.id)
+    events = memory.audit.list(alice, record_id=record.id)
     assert [(e.operation, e.version, e.actor) for e in events] == [
         (Operation.CREATE, 1, "alice"), (Operation.UPDATE, 2, "app"), (Operation.FORGET, 3, "app")]
     assert events[1].detail["reason"] == "typo"
     assert all(e.namespace == alice.namespace and e.tenant == "acme" for e in events)
     assert [e.id for e in events] == sorted(e.id for e in events)
-    assert memory.audit(alice, operation="update")[0].record_id == record.id
-    assert memory.audit(alice, since=events[-1].at)[-1].operation is Operation.FORGET
+    assert memory.audit.list(alice, operation="update")[0].record_id == record.id
+    assert memory.audit.list(alice, since=events[-1].at)[-1].operation is Operation.FORGET
 
 
 def test_a_failing_batch_rolls_back_entirely(memory, alice):
@@ -62,7 +62,7 @@ def test_recalls_are_audited_and_counted(memory, alice):
     record = memory.remember("the launch is on Tuesday", alice)
     block = memory.context("when is the launch", alice, answer_id="answer-1", thread_id="t-1")
     assert [h.record.id for h in block.hits] == [record.id]
-    recall = memory.audit(alice, operation="recall")
+    recall = memory.audit.list(alice, operation="recall")
     assert [(e.record_id, e.detail["answer_id"], e.detail["thread_id"]) for e in recall] == [
         (record.id, "answer-1", "t-1")]
     touched = memory.get(record.id, alice)

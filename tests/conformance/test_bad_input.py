@@ -97,8 +97,8 @@ READS = {
     "list with a naive filter value": (lambda m, s, r: m.list(s, metadata={"a": {"$gt": None}}),
                                        InvalidValueError),
     "context with budget zero": (lambda m, s, r: m.context("x", s, budget_tokens=0), InvalidValueError),
-    "audit with an unknown operation": (lambda m, s, r: m.audit(s, operation="bogus"), InvalidValueError),
-    "audit since a naive datetime": (lambda m, s, r: m.audit(s, since=NAIVE), InvalidValueError),
+    "audit with an unknown operation": (lambda m, s, r: m.audit.list(s, operation="bogus"), InvalidValueError),
+    "audit since a naive datetime": (lambda m, s, r: m.audit.list(s, since=NAIVE), InvalidValueError),
 }
 
 SCOPES = {

@@ -22,7 +22,7 @@ ALICE = Scope.for_user("acme", "alice")
 
 def _ranges(memory, scope=ALICE):
     """The turn ranges (after, upto] of every committed consolidation run."""
-    events = memory.audit(scope, operation="extract", limit=10_000)
+    events = memory.audit.list(scope, operation="extract", limit=10_000)
     return sorted((e.detail["consolidated_turns"]["after_seq"], e.detail["consolidated_turns"]["upto_seq"])
                   for e in events if e.actor == "consolidator" and "consolidated_turns" in e.detail)
 
@@ -33,7 +33,7 @@ def _assert_exactly_once(memory, turns: int, scope=ALICE):
     assert sorted(covered) == list(range(1, turns + 1)), ranges  # no gap, no overlap
     assert memory.store.watermark(scope.tenant, scope.namespace) == turns
     writes = Counter(
-        source for e in memory.audit(scope, limit=10_000)
+        source for e in memory.audit.list(scope, limit=10_000)
         if e.actor == "consolidator" and e.operation in (Operation.CREATE, Operation.UPDATE)
         for source in e.detail.get("source_message_ids", []) if source.startswith("turn:"))
     assert all(count == 1 for count in writes.values()), writes
@@ -47,13 +47,13 @@ def _simulate(memory, clock, cron: str, *, every_min: int, hours: int, down: tup
     for minute in range(1, hours * 60 + 1):
         clock.advance(minutes=1)
         if minute % every_min == 0:
-            memory.record_turns([f"I have a pet named Pet{said}"], ALICE, thread_id=f"t{said // 4}")
+            memory.threads.record([f"I have a pet named Pet{said}"], ALICE, thread_id=f"t{said // 4}")
             said += 1
         if down is None or not down[0] <= minute < down[1]:
-            memory.run_due_consolidations(schedules)
+            memory.consolidation.run_due(schedules)
     clock.advance(days=1)
     for _ in range(200):  # the budget leaves a backlog to later runs (and merges to the next one): drain it
-        report = memory.consolidate()
+        report = memory.consolidation.run()
         if not report.turns and not any(s.diff for s in report.scopes):
             break
     return said
@@ -69,14 +69,14 @@ def test_every_turn_is_consolidated_exactly_once(backend, clock, cron, every_min
     memory = backend.memory(clock=clock, settings=Settings(embedder="fake-hash", consolidation_budget_tokens=60))
     said = _simulate(memory, clock, cron, every_min=every_min, hours=5, down=down)
     _assert_exactly_once(memory, said)
-    assert memory.consolidate().scopes[0].status == "nothing"
+    assert memory.consolidation.run().scopes[0].status == "nothing"
     assert all(upto - after <= 6 for after, upto in _ranges(memory))  # 60 tokens: six short turns a run
 
 
 def test_a_crash_between_read_and_commit_loses_and_repeats_nothing(backend, clock):
     memory = backend.memory(clock=clock)
     for i in range(6):
-        memory.record_turns([f"I have a pet named Pet{i}"], ALICE, thread_id="t")
+        memory.threads.record([f"I have a pet named Pet{i}"], ALICE, thread_id="t")
     store, real_apply, crashed = memory.store, memory.store.apply, []
 
     def crash_once(batch):
@@ -87,24 +87,24 @@ def test_a_crash_between_read_and_commit_loses_and_repeats_nothing(backend, cloc
 
     store.apply = crash_once
     with pytest.raises(StorageError):
-        memory.consolidate()
+        memory.consolidation.run()
     assert store.watermark("acme", ALICE.namespace) == 0 and _ranges(memory) == []
     assert memory.list(ALICE).items == ()  # nothing of the crashed run was written
-    memory.record_turns(["I have a pet named Pet6"], ALICE, thread_id="t")
-    memory.consolidate()
+    memory.threads.record(["I have a pet named Pet6"], ALICE, thread_id="t")
+    memory.consolidation.run()
     _assert_exactly_once(memory, 7)
 
 
 def test_two_workers_at_once_consolidate_a_scope_once(backend, clock):
     first, second = backend.memory(clock=clock), backend.memory(clock=clock)
     for i in range(8):
-        first.record_turns([f"I have a pet named Pet{i}"], ALICE, thread_id=f"t{i // 3}")
+        first.threads.record([f"I have a pet named Pet{i}"], ALICE, thread_id=f"t{i // 3}")
     start = threading.Barrier(2)
     reports = []
 
     def work(memory, holder):
         start.wait()
-        reports.append(memory.consolidator(holder=holder).run("acme"))
+        reports.append(memory.consolidation.consolidator(holder=holder).run("acme"))
 
     threads = [threading.Thread(target=work, args=(m, h)) for m, h in ((first, "w1"), (second, "w2"))]
     for t in threads:
@@ -121,7 +121,7 @@ def test_two_runs_that_read_the_same_turns_cannot_both_commit(backend, clock):
     compare-and-swap lets one of two runs that read the same turns commit."""
     first, second = backend.memory(clock=clock), backend.memory(clock=clock)
     for i in range(5):
-        first.record_turns([f"I have a pet named Pet{i}"], ALICE, thread_id="t")
+        first.threads.record([f"I have a pet named Pet{i}"], ALICE, thread_id="t")
     both_read = threading.Barrier(2)
 
     class NoLock:
@@ -159,41 +159,41 @@ def test_two_runs_that_read_the_same_turns_cannot_both_commit(backend, clock):
 
 
 def test_dry_run_reports_the_diff_and_writes_nothing(memory, clock):
-    memory.record_turns(["I have a pet named Rex", "Thanks, that was all"], ALICE, thread_id="t")
+    memory.threads.record(["I have a pet named Rex", "Thanks, that was all"], ALICE, thread_id="t")
     clock.advance(hours=1)
-    report = memory.consolidate(dry_run=True)
+    report = memory.consolidation.run(dry_run=True)
     ops = sorted(d.operation for d in report.scopes[0].diff)
     assert report.dry_run and ops == ["add", "episode"]
     assert memory.list(ALICE).items == () and memory.store.watermark("acme", ALICE.namespace) == 0
-    done = memory.consolidate()
+    done = memory.consolidation.run()
     assert sorted(d.operation for d in done.scopes[0].diff) == ops
     kinds = sorted(r.kind.value for r in memory.list(ALICE).items)
     assert kinds == ["episode", "fact"]
 
 
 def test_consolidated_changes_are_audited_with_their_source_messages(memory, clock):
-    memory.record_turns([{"role": "user", "content": "I have a pet named Rex", "id": "m-17"}], ALICE, thread_id="t")
-    memory.consolidate()
-    created = [e for e in memory.audit(ALICE, operation="create") if e.actor == "consolidator"]
+    memory.threads.record([{"role": "user", "content": "I have a pet named Rex", "id": "m-17"}], ALICE, thread_id="t")
+    memory.consolidation.run()
+    created = [e for e in memory.audit.list(ALICE, operation="create") if e.actor == "consolidator"]
     assert created and created[0].detail["source_message_ids"] == ["m-17"]
 
 
 def test_an_idle_thread_becomes_an_episode_linked_to_it_and_is_superseded_when_it_goes_on(memory, clock):
-    memory.record_turns(["My build fails with error LNK2019", "Link against the missing library",
-                         "Adding the library fixed the build"], ALICE, thread_id="build")
+    memory.threads.record(["My build fails with error LNK2019", "Link against the missing library",
+                           "Adding the library fixed the build"], ALICE, thread_id="build")
     clock.advance(minutes=10)
-    assert memory.consolidate().scopes[0].episodes == 0  # not idle yet
+    assert memory.consolidation.run().scopes[0].episodes == 0  # not idle yet
     clock.advance(hours=1)
-    memory.consolidate()
-    episode = memory.episode_of("build", ALICE)
+    memory.consolidation.run()
+    episode = memory.threads.episode("build", ALICE)
     assert episode.kind.value == "episode" and episode.source.thread_id == "build"
     assert "LNK2019" in episode.content and "fixed the build" in episode.content
     block = memory.context("how did we fix the LNK2019 build error?", ALICE)
     assert episode.id in {hit.record.id for hit in block.hits}
-    memory.record_turns(["It broke again after the update"], ALICE, thread_id="build")
+    memory.threads.record(["It broke again after the update"], ALICE, thread_id="build")
     clock.advance(hours=1)
-    memory.consolidate()
-    newer = memory.episode_of("build", ALICE)
+    memory.consolidation.run()
+    newer = memory.threads.episode("build", ALICE)
     assert newer.id != episode.id and newer.supersedes == episode.id
     assert memory.get(episode.id, ALICE).status.value == "superseded"
 
@@ -213,8 +213,8 @@ def test_the_worker_runs_the_configured_schedules(backend, clock):
 
     settings = Settings(embedder="fake-hash", consolidation_schedules='[{"cron": "*/5 * * * *", "tenant": "acme"}]')
     memory = backend.memory(clock=clock, settings=settings)
-    memory.record_turns(["I have a pet named Rex"], ALICE, thread_id="t")
-    memory.start_worker()
+    memory.threads.record(["I have a pet named Rex"], ALICE, thread_id="t")
+    memory.jobs.start_worker()
     try:
         clock.advance(minutes=6)  # the schedule is due on the worker's next loop
         for _ in range(400):
@@ -222,7 +222,7 @@ def test_the_worker_runs_the_configured_schedules(backend, clock):
                 break
             time.sleep(0.05)
     finally:
-        memory.stop_worker()
+        memory.jobs.stop_worker()
     _assert_exactly_once(memory, 1)
 
 
@@ -230,12 +230,12 @@ def test_with_an_llm_the_episode_is_written_by_the_model(memory, clock):
     from engram.llm.fake import ScriptedLLM
     from engram.pipeline.run import Pipeline
 
-    memory.record_turns(["My build fails with LNK2019", "Add the missing library", "That fixed it"], ALICE,
-                        thread_id="build")
+    memory.threads.record(["My build fails with LNK2019", "Add the missing library", "That fixed it"], ALICE,
+                          thread_id="build")
     clock.advance(hours=1)
     llm = ScriptedLLM(["The user's build failed with LNK2019; adding the missing library fixed it."])
     Consolidator(memory.core, Pipeline.default, llm=llm, idle_gap=timedelta(minutes=30)).run("acme")
-    episode = memory.episode_of("build", ALICE)
+    episode = memory.threads.episode("build", ALICE)
     assert episode.content == "The user's build failed with LNK2019; adding the missing library fixed it."
     assert episode.metadata["summarizer"] == llm.model
     assert "LNK2019" in llm.calls[0].messages[-1].content  # the model read the thread
@@ -244,9 +244,9 @@ def test_with_an_llm_the_episode_is_written_by_the_model(memory, clock):
 def test_a_run_merges_near_identical_memories_of_the_scope(memory, clock):
     first = memory.remember("Prefers green tea", ALICE, kind="preference", importance=0.8)
     second = memory.remember("prefers green tea", ALICE, kind="preference", importance=0.4)
-    memory.record_turns(["I have a pet named Rex"], ALICE, thread_id="t")
-    report = memory.consolidate()
+    memory.threads.record(["I have a pet named Rex"], ALICE, thread_id="t")
+    report = memory.consolidation.run()
     merges = [d for d in report.scopes[0].diff if d.operation == "merge"]
     assert [(d.record_id, d.target_id) for d in merges] == [(second.id, first.id)]
     assert memory.get(second.id, ALICE).superseded_by == first.id
-    assert [e.actor for e in memory.audit(ALICE, record_id=second.id, operation="supersede")] == ["consolidator"]
+    assert [e.actor for e in memory.audit.list(ALICE, record_id=second.id, operation="supersede")] == ["consolidator"]

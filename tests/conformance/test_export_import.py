@@ -23,14 +23,12 @@ def _snapshot(memory: Memory, scope: Scope):
 
 
 def test_export_then_import_into_an_empty_store_is_lossless(make_backend, backend, alice, clock):
-    if not hasattr(Memory, "export_jsonl"):
-        pytest.skip("Memory.export_jsonl/import_jsonl are not there yet")
     source = backend.memory(clock=clock)
     _fill(source, alice)
     buffer = io.StringIO()
-    assert source.export_jsonl(buffer, alice) == 3
+    assert source.transfer.export_to(buffer, alice) == 3
     target = make_backend(backend.name).memory(clock=clock)
-    result = target.import_jsonl(io.StringIO(buffer.getvalue()))
+    result = target.transfer.import_from(io.StringIO(buffer.getvalue()))
     assert (result.imported, result.skipped, result.tenant) == (3, 0, "acme")
     assert _snapshot(target, alice) == _snapshot(source, alice)
     assert [h.record.content for h in target.search("green tea", alice)] == ["prefers green tea"]
@@ -43,13 +41,13 @@ def test_export_from_one_backend_imports_into_the_other(make_backend, alice, clo
     pg_mem = make_backend("postgres").memory(clock=clock)
     _fill(sqlite_mem, alice)
     first = io.StringIO()
-    sqlite_mem.export_jsonl(first, alice)
-    pg_mem.import_jsonl(io.StringIO(first.getvalue()))
+    sqlite_mem.transfer.export_to(first, alice)
+    pg_mem.transfer.import_from(io.StringIO(first.getvalue()))
     assert _snapshot(pg_mem, alice) == _snapshot(sqlite_mem, alice)
     back = io.StringIO()
-    pg_mem.export_jsonl(back, alice)
+    pg_mem.transfer.export_to(back, alice)
     fresh = make_backend("sqlite").memory(clock=clock)
-    fresh.import_jsonl(io.StringIO(back.getvalue()))
+    fresh.transfer.import_from(io.StringIO(back.getvalue()))
     assert _snapshot(fresh, alice) == _snapshot(sqlite_mem, alice)
 
 
@@ -57,30 +55,30 @@ def test_import_conflicts_and_bad_files_write_nothing(backend, alice, clock):
     memory = backend.memory(clock=clock)
     _fill(memory, alice)
     exported = io.StringIO()
-    memory.export_jsonl(exported, alice)
+    memory.transfer.export_to(exported, alice)
     text = exported.getvalue()
     before = memory.stats("acme")
     with pytest.raises(ConflictError):
-        memory.import_jsonl(io.StringIO(text))
+        memory.transfer.import_from(io.StringIO(text))
     broken = text.rstrip("\n") + "\n{not json\n"
     with pytest.raises(ImportFormatError) as info:
-        memory.import_jsonl(io.StringIO(broken), on_conflict="replace")
+        memory.transfer.import_from(io.StringIO(broken), on_conflict="replace")
     assert info.value.line == len(text.splitlines()) + 1
     after = memory.stats("acme")
     assert (after.records, after.versions, after.audit_events) == (before.records, before.versions,
                                                                     before.audit_events)
-    replaced = memory.import_jsonl(io.StringIO(text), on_conflict="replace")
+    replaced = memory.transfer.import_from(io.StringIO(text), on_conflict="replace")
     assert replaced.imported == 3
-    assert memory.import_jsonl(io.StringIO(text), on_conflict="skip").skipped == 3
+    assert memory.transfer.import_from(io.StringIO(text), on_conflict="skip").skipped == 3
 
 
 def test_import_of_a_nul_byte_is_refused_alike(backend, alice, clock):
     memory = backend.memory(clock=clock, embedder=FakeHashEmbedder())
     memory.remember("clean", alice, tags=["ok"])
     exported = io.StringIO()
-    memory.export_jsonl(exported, alice)
+    memory.transfer.export_to(exported, alice)
     poisoned = exported.getvalue().replace('"ok"', '"o\\u0000k"')
     target_stats = memory.stats("acme")
     with pytest.raises(ValidationError):
-        memory.import_jsonl(io.StringIO(poisoned), on_conflict="replace")
+        memory.transfer.import_from(io.StringIO(poisoned), on_conflict="replace")
     assert memory.stats("acme").versions == target_stats.versions

@@ -53,7 +53,7 @@ def test_remember_over_a_limit_is_refused_and_nothing_is_written(backend, clock,
     with pytest.raises(InvalidValueError):
         memory.remember_many([MemoryDraft("a"), MemoryDraft("b", **OVER[case])], alice)
     assert memory.list(alice).items == ()
-    assert memory.audit(alice) == []
+    assert memory.audit.list(alice) == []
 
 
 @pytest.mark.parametrize("case", sorted(OVER))
@@ -77,12 +77,12 @@ def test_import_of_an_oversized_record_is_refused_whole(backend, clock, alice):
     source.remember("first", alice)
     source.remember("second", alice, metadata={"blob": "x" * 2000})
     buffer = io.StringIO()
-    source.export_jsonl(buffer, alice)
+    source.transfer.export_to(buffer, alice)
     exported = buffer.getvalue()
     moved = exported.replace('"acme"', '"globex"')
     memory = small_limits_memory(backend, clock)
     with pytest.raises(InvalidValueError):
-        memory.import_jsonl(io.StringIO(moved))
+        memory.transfer.import_from(io.StringIO(moved))
     assert memory.stats().records == 2  # the source's two, nothing imported into globex
 
 
@@ -92,7 +92,7 @@ def test_an_import_line_nested_too_deeply_is_a_typed_error(backend, clock):
                          "exported_at": "2026-01-01T00:00:00+00:00"})
     deep = "[" * 100_000 + "]" * 100_000
     with pytest.raises(ImportFormatError, match="line 2: the JSON is nested too deeply"):
-        memory.import_jsonl(io.StringIO(header + "\n" + deep + "\n"))
+        memory.transfer.import_from(io.StringIO(header + "\n" + deep + "\n"))
 
 
 def test_offsets_beyond_the_database_range_are_refused(backend, clock, alice):

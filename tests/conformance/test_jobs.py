@@ -62,9 +62,9 @@ def test_concurrent_workers_never_claim_the_same_job(backend, clock):
 
 def test_background_add_runs_through_the_queue(memory, alice):
     result = memory.add([{"role": "user", "content": "I prefer tea over coffee."}], alice, background=True)
-    memory.stop_worker()
+    memory.jobs.stop_worker()
     assert result.job_id is not None
-    memory.drain_jobs()
-    job = memory.jobs("acme")[0]
+    memory.jobs.drain()
+    job = memory.jobs.list("acme")[0]
     assert job.id == result.job_id and job.status is JobStatus.DONE
     assert any("tea" in r.content for r in memory.list(Scope("acme", alice.namespace)).items)

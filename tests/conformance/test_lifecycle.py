@@ -17,9 +17,9 @@ def test_purge_removes_record_versions_vector_and_terms(memory, alice):
     assert memory.store.vectors("acme", [record.id], memory.embedder.name) == {}
     assert memory.store.lexical("acme", RecordFilter(namespace=alice.namespace), ["passport"], 10) == []
     assert memory.search("passport", alice) == []
-    purge = memory.audit(alice, operation="purge")
+    purge = memory.audit.list(alice, operation="purge")
     assert [(e.record_id, e.detail["reason"]) for e in purge] == [(record.id, "user request")]
-    assert all("passport" not in str(dict(e.detail)) for e in memory.audit(alice))
+    assert all("passport" not in str(dict(e.detail)) for e in memory.audit.list(alice))
     assert memory.stats("acme").records == 0
     assert memory.store.tenants() == []
 
@@ -33,7 +33,7 @@ def test_purge_scope_takes_the_subtree_only(memory):
     assert memory.purge_scope(alice) == 2
     assert memory.list(alice, include_descendants=True).items == ()
     assert [r.content for r in memory.list(alice2).items] == ["note in users/alice2"]
-    assert memory.namespaces(Scope("acme")) == [("users", "alice2")]
+    assert memory.scopes.namespaces(Scope("acme")) == [("users", "alice2")]
 
 
 def test_purged_terms_stop_counting_in_bm25(memory, alice, bob):
@@ -58,5 +58,5 @@ def test_purged_then_recreated_id_starts_a_fresh_history(memory, alice):
     again = memory.remember_many([MemoryDraft("second life", id=record.id)], alice)[0]
     assert again.id == record.id
     assert [v.version for v in memory.history(record.id, alice)] == [1]
-    assert [e.operation for e in memory.audit(alice, record_id=record.id)] == [
-        Operation.CREATE, Operation.UPDATE, Operation.PURGE, Operation.CREATE]
+    assert [e.operation for e in memory.audit.list(alice, record_id=record.id)] == [
+             Operation.CREATE, Operation.UPDATE, Operation.PURGE, Operation.CREATE]

@@ -80,9 +80,9 @@ def test_export_and_import_keep_the_question(make_backend, backend, clock, alice
     source = backend.memory(clock=clock)
     answer = source.remember_many(_drafts(), alice)[1]
     buffer = io.StringIO()
-    source.export_jsonl(buffer, alice)
+    source.transfer.export_to(buffer, alice)
     target = make_backend(backend.name).memory(clock=clock)
-    target.import_jsonl(io.StringIO(buffer.getvalue()))
+    target.transfer.import_from(io.StringIO(buffer.getvalue()))
     assert target.get(answer.id, alice).source.reply_to == "Which city did you move to last spring?"
     hits = target.search("which city move spring", alice, k=3, retriever="bm25")
     assert answer.id in [h.record.id for h in hits]
@@ -94,13 +94,13 @@ def test_an_import_with_a_bad_reply_to_is_refused_and_writes_nothing(backend, cl
     memory = backend.memory(clock=clock)
     memory.remember_many(_drafts(), alice)
     exported = io.StringIO()
-    memory.export_jsonl(exported, alice)
+    memory.transfer.export_to(exported, alice)
     text = exported.getvalue()
     field = '"reply_to": "Which city did you move to last spring?"'
     assert field in text
     before = memory.stats("acme")
     with pytest.raises(ValidationError, match="reply_to"):
-        memory.import_jsonl(io.StringIO(text.replace(field, f'"reply_to": {poison}')), on_conflict="replace")
+        memory.transfer.import_from(io.StringIO(text.replace(field, f'"reply_to": {poison}')), on_conflict="replace")
     assert memory.stats("acme") == before
 
 

@@ -33,7 +33,7 @@ def test_tenants_are_isolated_everywhere(memory):
     assert memory.store.get("globex", [mine.id]) == []
     assert memory.store.vectors("globex", [mine.id], memory.embedder.name) == {}
     assert memory.store.versions("globex", mine.id) == []
-    assert all(e.tenant == "globex" for e in memory.audit(globex))
+    assert all(e.tenant == "globex" for e in memory.audit.list(globex))
     assert memory.store.tenants() == ["acme", "globex"]
     assert memory.stats("globex").records == 1
     assert memory.stats().records == 2
@@ -52,9 +52,9 @@ def test_namespaces_match_segment_by_segment(memory):
     assert {h.record.content for h in memory.search("tea", Scope("acme"), include_descendants=True)} == {
         "tea exact", "tea nested", "tea sibling"}
     assert memory.search("tea", Scope("acme")) == []
-    assert memory.namespaces(Scope("acme", ("users",))) == [
-        ("users", "alice"), ("users", "alice", "private"), ("users", "alice2")]
-    assert memory.namespaces(exact) == [("users", "alice"), ("users", "alice", "private")]
+    assert memory.scopes.namespaces(Scope("acme", ("users",))) == [
+               ("users", "alice"), ("users", "alice", "private"), ("users", "alice2")]
+    assert memory.scopes.namespaces(exact) == [("users", "alice"), ("users", "alice", "private")]
 
 
 def test_get_outside_the_records_scope_is_not_found(memory, alice, bob):
@@ -73,7 +73,7 @@ def test_unusual_labels_are_plain_data(memory, label):
     record = memory.remember(f"note under {label}", scope)
     assert memory.get(record.id, scope).scope == scope
     assert [r.id for r in memory.list(scope).items] == [record.id]
-    assert memory.namespaces(Scope(label)) == [(label, "notes")]
+    assert memory.scopes.namespaces(Scope(label)) == [(label, "notes")]
     assert label in memory.store.tenants()
     assert len(memory.store.query(label, RecordFilter(namespace=(label, "notes")))) == 1
     assert len(memory.store.query("acme", RecordFilter(descendants=True))) == 0

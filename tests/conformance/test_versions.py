@@ -138,5 +138,5 @@ def test_concurrent_updates_from_many_processes_never_lose_a_version(backend, al
     assert [v.version for v in history] == list(range(1, 2 + workers * each))
     steps = sorted((v.record.metadata["worker"], v.record.metadata["step"]) for v in history[1:])
     assert steps == sorted((w, s) for w in range(workers) for s in range(each))
-    updates = memory.audit(alice, record_id=record.id, operation="update", limit=1000)
+    updates = memory.audit.list(alice, record_id=record.id, operation="update", limit=1000)
     assert sorted(e.version for e in updates) == list(range(2, 2 + workers * each))

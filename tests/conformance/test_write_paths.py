@@ -93,8 +93,8 @@ def add_with_llm_merge(memory: Memory, backend: Backend) -> None:
 def background_add(memory: Memory, backend: Backend) -> None:
     memory._pipeline = Pipeline(LLMExtractor(ScriptedLLM([llm_answer(PLANTED)])))
     job = memory.add(say(f"{PLANTED} {FORBIDDEN}"), ALICE, background=True).job_id
-    assert memory.drain_jobs() == 1
-    done = memory.jobs("acme")[0]
+    assert memory.jobs.drain() == 1
+    done = memory.jobs.list("acme")[0]
     assert done.id == job and done.status.value == "done" and dict(done.payload) == {}
 
 
@@ -106,10 +106,10 @@ def import_jsonl(memory: Memory, backend: Backend) -> None:
     record = lenient.remember("Ana's phone", source)
     lenient.update(record.id, source, content=PLANTED)  # two versions, both in the file
     dump = io.StringIO()
-    lenient.export_jsonl(dump, source)
+    lenient.transfer.export_to(dump, source)
     lenient.close()
     assert PHONE in dump.getvalue()
-    memory.import_jsonl(io.StringIO(dump.getvalue().replace('"elsewhere"', '"acme"')))
+    memory.transfer.import_from(io.StringIO(dump.getvalue().replace('"elsewhere"', '"acme"')))
 
 
 def deepagents_file(memory: Memory, backend: Backend) -> None:
@@ -146,7 +146,7 @@ def maintenance(memory: Memory, backend: Backend) -> None:
     memory.remember(PLANTED, ALICE, expires_at=memory.clock.now() + timedelta(seconds=1))
     memory.remember(PLANTED, ALICE)  # a duplicate to fold
     memory.clock.advance(seconds=2)
-    report = memory.maintain()
+    report = memory.maintenance.run()
     assert report.expired == 1
 
 
@@ -156,7 +156,7 @@ def reindex(memory: Memory, backend: Backend) -> None:
     memory.remember(PLANTED, ALICE)
     other = Memory(backend.store(), embedder=FakeHashEmbedder(name="fake-hash-2"), clock=memory.clock,
                    policies=memory.policies)
-    assert other.reindex() == 1
+    assert other.maintenance.reindex() == 1
 
 
 PATHS: dict[str, Callable[[Memory, Backend], None]] = {
@@ -190,8 +190,8 @@ RECORD_OPERATIONS = {op.value for op in Operation} - {"recall", "extract"}
 
 
 def record_audit_rows(memory: Memory) -> int:
-    return sum(1 for tenant in ("acme",) for e in memory.audit(Scope(tenant), limit=10_000)
-               if e.operation.value in RECORD_OPERATIONS)
+    return sum(1 for tenant in ("acme",) for e in memory.audit.list(Scope(tenant), limit=10_000)
+                    if e.operation.value in RECORD_OPERATIONS)
 
 
 @pytest.mark.parametrize("path", list(PATHS))

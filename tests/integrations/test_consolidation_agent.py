@@ -25,7 +25,7 @@ def _found_id(messages) -> str:
 
 def test_the_agent_reads_searches_supersedes_and_saves_through_the_write_core(memory, clock):
     berlin = memory.remember("Lives in Berlin", ALICE)
-    memory.record_turns(["I moved to Lisbon last week", "Also, I prefer window seats"], ALICE, thread_id="t")
+    memory.threads.record(["I moved to Lisbon last week", "Also, I prefer window seats"], ALICE, thread_id="t")
     model = ScriptedChatModel(script=[
         tools(call("read_conversations")),
         tools(call("search_memory", query="where does the user live")),
@@ -35,7 +35,7 @@ def test_the_agent_reads_searches_supersedes_and_saves_through_the_write_core(me
               call("save_memory", content="Invented", turns=[99])),
         AIMessage("Done."),
     ])
-    report = memory.consolidate(agent=model)
+    report = memory.consolidation.run(agent=model)
     scope = report.scopes[0]
     assert (scope.status, scope.turns, scope.upto_seq) == ("done", 2, 2)
     assert sorted(d.operation for d in scope.diff) == ["add", "supersede"]
@@ -46,7 +46,7 @@ def test_the_agent_reads_searches_supersedes_and_saves_through_the_write_core(me
     assert memory.get(berlin.id, ALICE).status.value == "superseded"
     active = sorted(r.content for r in memory.list(ALICE).items)
     assert active == ["Lives in Lisbon", "Prefers window seats"]
-    created = [e for e in memory.audit(ALICE, operation="create") if e.actor == "consolidator"]
+    created = [e for e in memory.audit.list(ALICE, operation="create") if e.actor == "consolidator"]
     assert sorted(tuple(e.detail["source_message_ids"]) for e in created) == [("turn:1",), ("turn:2",)]
     assert memory.store.watermark("acme", ALICE.namespace) == 2
-    assert memory.consolidate(agent=ScriptedChatModel(script=[])).scopes[0].status == "nothing"
+    assert memory.consolidation.run(agent=ScriptedChatModel(script=[])).scopes[0].status == "nothing"

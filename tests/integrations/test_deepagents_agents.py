@@ -47,7 +47,7 @@ def test_thread_one_writes_thread_two_reads(memory):
     agent.invoke({"messages": [("user", "I prefer green tea")]}, config("t1", "ana@example.com"))
     state = agent.invoke({"messages": [("user", "What do I drink?")]}, config("t2", "ana@example.com"))
     assert "Prefers green tea." in tool_results(state)[-1].content
-    created = memory.audit(_user_scope(memory, "ana@example.com"), operation="create")
+    created = memory.audit.list(_user_scope(memory, "ana@example.com"), operation="create")
     assert [e.actor for e in created] == ["agent:helper"]
 
 
@@ -201,9 +201,9 @@ def test_conversations_are_kept_as_threads_of_the_runtime_user(memory):
     agent.invoke({"messages": [("user", "My printer shows E42")]}, config("t1", "ana"))
     agent.invoke({"messages": [("user", "That fixed it")]}, config("t1", "ana"))
     ana = Scope("default", ("users", "ana"))
-    turns = memory.thread_turns("t1", ana)
+    turns = memory.threads.turns("t1", ana)
     assert [(t.role, t.content) for t in turns] == [
         ("user", "My printer shows E42"), ("assistant", "Reset the fuser unit; that clears E42."),
         ("user", "That fixed it"), ("assistant", "Glad it works.")]
-    assert memory.search_past_conversations("printer E42", ana)[0].thread_id == "t1"
-    assert memory.threads(Scope("default", ("users", "bob"))) == []
+    assert memory.threads.search("printer E42", ana)[0].thread_id == "t1"
+    assert memory.threads.list(Scope("default", ("users", "bob"))) == []

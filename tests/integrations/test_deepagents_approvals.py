@@ -53,8 +53,8 @@ def test_a_held_file_write_waits_for_a_person_and_is_written_on_approval(governe
     done = resumed.invoke(Command(resume={"action": "approve", "reviewer": "maria"}), CONFIG)
     assert backend.read_text("/policies/refunds.md") == "Refunds within 30 days.\n"
     assert "Updated file" in _tool_messages(done)[-1] or "refunds.md" in _tool_messages(done)[-1]
-    assert [p.status for p in governed.approvals(FILES, status=None)] == [PendingStatus.APPROVED]  # one proposal
-    assert governed.audit(FILES, operation=Operation.APPROVE)[0].actor == "maria"
+    assert [p.status for p in governed.approvals.list(FILES, status=None)] == [PendingStatus.APPROVED]  # one proposal
+    assert governed.audit.list(FILES, operation=Operation.APPROVE)[0].actor == "maria"
 
 
 def test_an_edited_approval_writes_the_reviewers_text_and_a_rejection_tells_the_model(governed):
@@ -78,7 +78,7 @@ def test_queue_mode_tells_the_model_the_change_awaits_a_reviewer(governed):
         {"messages": [("user", "write the policy")]}, CONFIG)
     assert "__interrupt__" not in state
     assert "needs approval" in _tool_messages(state)[-1]
-    [pending] = governed.approvals(FILES)
+    [pending] = governed.approvals.list(FILES)
     assert pending.record.metadata["path"] == "/policies/refunds.md"
     backend.as_application().seed({"/policies/other.md": "App-written.\n"})  # the app is not held by this rule
     assert backend.read_text("/policies/other.md") == "App-written.\n"

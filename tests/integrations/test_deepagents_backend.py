@@ -112,7 +112,7 @@ def test_delete_is_recursive_soft_and_audited(backend, memory):
     assert backend.delete("/d").error is None
     assert backend.files() == {"/keep.md": "k"}
     assert "not found" in backend.delete("/d").error
-    forgets = memory.audit(backend.scope(), operation="forget")
+    forgets = memory.audit.list(backend.scope(), operation="forget")
     assert len(forgets) == 2 and all(e.actor == "agent:helper" for e in forgets)
     assert backend.write("/d/a.md", "again").error is None and backend.read_text("/d/a.md") == "again"
 

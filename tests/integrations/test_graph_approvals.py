@@ -58,7 +58,7 @@ def test_a_held_fact_interrupts_and_an_approval_resumes_the_turn(governed):
                         cfg("t1"))
     assert "Prefers green tea over coffee" in done["remembered"] and done["awaiting"] == []
     assert done["reviewed"][0]["decision"] == "approved" and done["reviewed"][0]["by"] == "maria"
-    approve = governed.audit(ALICE, operation=Operation.APPROVE)[0]
+    approve = governed.audit.list(ALICE, operation=Operation.APPROVE)[0]
     assert approve.actor == "maria" and approve.detail["reason"] == "user said so"
 
 
@@ -71,14 +71,14 @@ def test_edit_and_reject_by_pending_id(governed):
         ids[0]: {"action": "edit", "content": "Prefers black tea"}, ids[1]: "reject"}}), cfg("t2"))
     assert [o["decision"] for o in done["reviewed"]] == ["approved", "rejected"]
     assert [r.content for r in governed.list(ALICE).items] == ["Prefers black tea"]
-    assert governed.pending_change(ids[1], ALICE).status is PendingStatus.REJECTED
+    assert governed.approvals.get(ids[1], ALICE).status is PendingStatus.REJECTED
 
 
 def test_queue_mode_ends_the_turn_and_leaves_the_change_to_reviewers(governed):
     graph = _graph(governed, "Ok.", approvals="queue")
     state = graph.invoke({"messages": [("user", "I prefer tea.")]}, cfg("t3"))
     assert "__interrupt__" not in state and len(state["awaiting"]) == 1
-    assert governed.approvals(ALICE)[0].id == state["awaiting"][0]["id"]
+    assert governed.approvals.list(ALICE)[0].id == state["awaiting"][0]["id"]
     with pytest.raises(InvalidValueError):
         build_memory_graph(ScriptedChatModel(script=[]), governed, checkpointer=InMemorySaver(), approvals="later")
 
@@ -89,7 +89,7 @@ def test_a_bad_resume_value_is_refused_and_the_change_stays_pending(governed):
     pending_id = state["__interrupt__"][0].value["pending"][0]["id"]
     with pytest.raises(InvalidValueError):
         graph.invoke(Command(resume={"action": "perhaps"}), cfg("t4"))
-    assert governed.pending_change(pending_id, ALICE).status is PendingStatus.PENDING
+    assert governed.approvals.get(pending_id, ALICE).status is PendingStatus.PENDING
 
 
 def test_the_answer_is_linked_to_the_recall_that_served_it(tmp_path):
@@ -99,7 +99,7 @@ def test_the_answer_is_linked_to_the_recall_that_served_it(tmp_path):
         graph = _graph(memory, "You like green tea, so try a sencha.")
         state = graph.invoke({"messages": [("user", "What tea should I buy?")]}, cfg("t5"))
         answer_id = state["messages"][-1].id
-        [trace] = memory.answer_trace(answer_id, ALICE)
+        [trace] = memory.audit.answer(answer_id, ALICE)
         assert trace.recall.id == state["recall_id"] and trace.recall.thread_id == "t5"
         assert [(m.record.content, m.used) for m in trace.memories] == [("Prefers green tea", True)]
     finally:
@@ -135,7 +135,7 @@ def test_the_interrupt_survives_a_process_restart(tmp_path):
     memory = Memory.open(db, embedder=FakeHashEmbedder(), approvals=RULES)
     saver = default_checkpointer(memory)
     try:
-        assert memory.pending_change(pending_id, ALICE).status is PendingStatus.PENDING
+        assert memory.approvals.get(pending_id, ALICE).status is PendingStatus.PENDING
         graph = build_memory_graph(ScriptedChatModel(script=[]), memory, checkpointer=saver)  # no model call now
         done = graph.invoke(Command(resume="approve"), cfg("t-restart"))
         assert done["remembered"] == ["Prefers green tea over coffee"]

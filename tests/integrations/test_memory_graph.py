@@ -113,9 +113,9 @@ def test_the_graph_keeps_the_conversation_as_a_searchable_thread(memory):
     graph.invoke({"messages": [("user", "Websites stopped resolving on my laptop")]}, cfg("dns"))
     graph.invoke({"messages": [("user", "Flushing DNS worked")]}, cfg("dns"))
     ana = Scope("default", ("users", "ana@example.com"))
-    assert [t.content for t in memory.thread_turns("dns", ana)] == [
-        "Websites stopped resolving on my laptop", "Clear the DNS cache with ipconfig /flushdns",
-        "Flushing DNS worked", "Great."]
-    found = memory.search_past_conversations("DNS resolving", ana)
+    assert [t.content for t in memory.threads.turns("dns", ana)] == [
+         "Websites stopped resolving on my laptop", "Clear the DNS cache with ipconfig /flushdns",
+         "Flushing DNS worked", "Great."]
+    found = memory.threads.search("DNS resolving", ana)
     assert found[0].thread_id == "dns"
-    assert memory.search_past_conversations("DNS resolving", Scope("default", ("users", "bob"))) == []
+    assert memory.threads.search("DNS resolving", Scope("default", ("users", "bob"))) == []

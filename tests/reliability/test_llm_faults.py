@@ -112,8 +112,8 @@ def test_junk_answers_become_skipped_events_with_reasons_never_silence(tmp_path,
         result = memory.add(TURN, ANA, force=True)
         assert result.events and all(e.event == "SKIPPED" and e.reason for e in result.events)
         memory.add(TURN, ANA, force=True, background=True)
-        memory.drain_jobs()
-    (job,) = memory.jobs("acme")
+        memory.jobs.drain()
+    (job,) = memory.jobs.list("acme")
     if case == "all items invalid":  # the model answered: the job is done, and says what it dropped
         assert job.status.value == "done"
         assert job.result["counts"] == {"SKIPPED": 3}

@@ -48,7 +48,7 @@ def test_item_6_importing_a_missing_file_is_a_typed_error(tmp_path, monkeypatch)
     with Memory.open(str(tmp_path / "m.db"), embedder=FakeHashEmbedder(),
                      settings=Settings(auto_worker=False)) as memory:
         with pytest.raises(EngramError):
-            memory.import_jsonl(str(tmp_path / "missing.jsonl"))
+            memory.transfer.import_from(str(tmp_path / "missing.jsonl"))
     monkeypatch.setenv("ENGRAM_DB", str(tmp_path / "m.db"))
     monkeypatch.setenv("ENGRAM_EMBEDDER", "fake-hash")
     result = CliRunner().invoke(app, ["import", str(tmp_path / "missing.jsonl")])
@@ -66,10 +66,10 @@ def test_purging_a_user_leaves_no_trace_of_their_conversations_in_the_sqlite_fil
         memory.add([{"role": "user", "content": "My neighbour Quillonbright fixed the zeppelintrunk yesterday"}],
                    alice, thread_id="t-alice")
         memory.add([{"role": "user", "content": "Bob keeps his notes in plain text files"}], bob, thread_id="t-bob")
-        assert memory.search_past_conversations("zeppelintrunk", alice)
+        assert memory.threads.search("zeppelintrunk", alice)
         memory.purge_scope(alice)
-        assert not memory.search_past_conversations("zeppelintrunk", alice)
-        assert memory.search_past_conversations("notes", bob)
+        assert not memory.threads.search("zeppelintrunk", alice)
+        assert memory.threads.search("notes", bob)
     leftovers = {f.name: f.read_bytes() for f in tmp_path.iterdir() if f.name.startswith("turns.db")}
     for word in (b"quillonbright", b"Quillonbright", b"zeppelintrunk"):
         assert not any(word in data for data in leftovers.values()), (word, sorted(leftovers))

@@ -382,7 +382,7 @@ def test_add_runs_the_pipeline_and_background_jobs(db_path, clock):
         assert [(j["id"], j["status"]) for j in client.get("/v1/jobs", headers=A).json()["items"]] == [
             (job_id, "queued")]
         assert client.get("/v1/jobs", headers=B).json()["items"] == []
-        assert memory.drain_jobs() == 1
+        assert memory.jobs.drain() == 1
         assert client.get("/v1/jobs", params={"status": "done"}, headers=A).json()["items"][0]["id"] == job_id
         contents = {r["content"] for r in client.get("/v1/memories", params=ALICE, headers=A).json()["items"]}
         assert "Prefers bullet points" in contents

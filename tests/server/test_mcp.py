@@ -168,7 +168,7 @@ def test_context_and_search_give_recall_ids_the_model_reports_answers_with(mem, 
     tea, found, linked = session(mem, alice, script)
     assert found["recall_id"] and linked == {"recall_id": linked["recall_id"], "answer_id": "msg-1",
                                              "used": [tea["id"]]}
-    assert mem.answer_trace("msg-1", alice)[0].memories[0].used is True
+    assert mem.audit.answer("msg-1", alice)[0].memories[0].used is True
 
 
 def test_a_reviewers_server_decides_pending_changes(db_path, clock):
@@ -201,9 +201,9 @@ def test_a_reviewers_server_decides_pending_changes(db_path, clock):
 
 
 def test_past_conversations_are_searched_in_the_servers_scope_only(mem, alice, bob):
-    mem.record_turns(["The staging deploy fails on the migration step", "Run the migration by hand first"],
-                     alice, thread_id="deploy")
-    mem.record_turns(["The staging deploy is slow"], bob, thread_id="bob-deploy")
+    mem.threads.record(["The staging deploy fails on the migration step", "Run the migration by hand first"],
+                       alice, thread_id="deploy")
+    mem.threads.record(["The staging deploy is slow"], bob, thread_id="bob-deploy")
 
     async def script(client):
         return await call(client, "search_past_conversations", query="staging deploy migration")

@@ -281,14 +281,14 @@ def test_api_docs_render_without_the_internet(server, browser):
 
 
 def test_panels_appear_only_when_the_server_offers_them(tmp_path, browser):
-    from engram.errors import PendingApprovalError
+    from engram import PendingApprovalError
     from engram.governance.rules import ApprovalRule, ApprovalRules
 
     rules = ApprovalRules((ApprovalRule("org memory", namespaces=("orgs/*",)),))
     with Memory(SQLiteStore(str(tmp_path / "p.db")), embedder=FakeHashEmbedder(), approvals=rules) as memory:
         with pytest.raises(PendingApprovalError):  # held for a reviewer: GET /v1/approvals lists it
             memory.remember("Remember Ana's allergy", Scope.for_org("acme", "acme"))
-        memory.record_turns(["My printer shows E42"], Scope("acme"), thread_id="printer-help")
+        memory.threads.record(["My printer shows E42"], Scope("acme"), thread_id="printer-help")
         app = create_app(memory, api_keys=None, tenant="acme")  # single-tenant: the caller may review
 
         listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)

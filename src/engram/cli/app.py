@@ -249,7 +249,7 @@ def export(
     """Export a scope (and below) as JSONL, versions included."""
     scope = run(lambda: scope_from(tenant, user, agent, ns))
     with opened(db) as memory:
-        count = run(lambda: memory.export_jsonl(dest if dest else sys.stdout, scope))
+        count = run(lambda: memory.transfer.export_to(dest if dest else sys.stdout, scope))
     if dest:
         say(f"exported {count} memories to {dest}")
 

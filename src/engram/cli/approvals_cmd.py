@@ -44,7 +44,7 @@ def list_cmd(
     """Pending changes of a scope and below it (the whole tenant by default), oldest first."""
     with opened(db) as memory:
         scope = run(lambda: scope_from(tenant, user, agent, ns))
-        found = run(lambda: memory.approvals(scope, status=None if status == "all" else status, limit=limit))
+        found = run(lambda: memory.approvals.list(scope, status=None if status == "all" else status, limit=limit))
     if json_out:
         print_json([pending_data(p) for p in found])
         return
@@ -61,7 +61,7 @@ def list_cmd(
 def show(pending_id: str, db: DbOption = None, tenant: TenantOption = "default") -> None:
     """One pending change with every proposed record state."""
     with opened(db) as memory:
-        found = run(lambda: memory.pending_change(pending_id, scope_from(tenant, None, None, None)))
+        found = run(lambda: memory.approvals.get(pending_id, scope_from(tenant, None, None, None)))
     print_json(pending_data(found))
 
 
@@ -76,8 +76,8 @@ def approve(
     """Write a pending change, as the reviewer (a record changed since is a conflict, exit 4)."""
     edit = {k: v for k, v in (("content", content), ("importance", importance)) if v is not None}
     with opened(db) as memory:
-        written = run(lambda: memory.approve(pending_id, scope_from(tenant, None, None, None),
-                                             reviewer=reviewer_name(reviewer), reason=reason, edit=edit))
+        written = run(lambda: memory.approvals.approve(pending_id, scope_from(tenant, None, None, None),
+                                                       reviewer=reviewer_name(reviewer), reason=reason, edit=edit))
     if json_out:
         print_json([record_data(r) for r in written])
         return
@@ -92,8 +92,8 @@ def reject(
 ) -> None:
     """Refuse a pending change: nothing of it is written; the audit keeps the reason."""
     with opened(db) as memory:
-        run(lambda: memory.reject(pending_id, scope_from(tenant, None, None, None), reviewer=reviewer_name(reviewer),
-                                  reason=reason))
+        run(lambda: memory.approvals.reject(pending_id, scope_from(tenant, None, None, None),
+                                            reviewer=reviewer_name(reviewer), reason=reason))
     console.print(f"rejected {pending_id}")
 
 

@@ -21,7 +21,7 @@ def why(
 ) -> None:
     """Where a memory came from: thread, messages, extractor, versions, approvals, answers."""
     with opened(db) as memory:
-        found = run(lambda: memory.why(record_id, scope_from(tenant, None, None, None)))
+        found = run(lambda: memory.audit.why(record_id, scope_from(tenant, None, None, None)))
     if json_out:
         print_json(provenance_data(found))
         return
@@ -52,7 +52,7 @@ def answer(
 ) -> None:
     """The memories that were in the prompt of an answer, with their scores and whether it used them."""
     with opened(db) as memory:
-        traces = run(lambda: memory.answer_trace(ident, scope_from(tenant, None, None, None)))
+        traces = run(lambda: memory.audit.answer(ident, scope_from(tenant, None, None, None)))
     if json_out:
         print_json([trace_data(t) for t in traces])
         return

@@ -14,14 +14,15 @@ from rich.console import Console
 
 from ..config import Settings
 from ..errors import (
+    ConfigError,
     ConflictError,
     EngramError,
     NotFoundError,
-    PendingApprovalError,
     PermissionDeniedError,
     StorageError,
     ValidationError,
 )
+from ..governance.values import PendingApprovalError
 from ..memory import Memory
 from ..model import Scope
 
@@ -117,3 +118,14 @@ __all__ = [
     "AgentOption", "DbOption", "JsonOption", "NsOption", "TenantOption", "UserOption", "console",
     "database_file", "errors", "fail", "opened", "print_json", "run", "say", "scope_from",
 ]
+
+
+def key_values(pairs: list[str] | None) -> dict[str, str]:
+    """``--set key=value`` options as a dict."""
+    out = {}
+    for pair in pairs or []:
+        key, eq, value = pair.partition("=")
+        if not eq or not key.strip():
+            raise ConfigError(f"--set takes key=value, got {pair!r}")
+        out[key.strip()] = value.strip()
+    return out

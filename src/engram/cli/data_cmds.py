@@ -66,7 +66,7 @@ def import_command(
         task = bar.add_task(f"reading {source.name}", total=source.stat().st_size, lines=0)
         reader = CountingReader(handle, lambda lines, size: bar.update(task, advance=size, lines=lines))
         stream = cast(IO[str], reader)  # the importer reads lines, which is all a CountingReader does
-        result = run(lambda: memory.import_jsonl(stream, on_conflict=cast(Any, on_conflict), actor="cli"))
+        result = run(lambda: memory.transfer.import_from(stream, on_conflict=cast(Any, on_conflict), actor="cli"))
         bar.update(task, description=f"imported {source.name}")
     data = import_data(result)
     if json_out:
@@ -100,7 +100,7 @@ def reindex_command(
             errors.print(f"{total} memories to re-embed with {model}", highlight=False)
             with _bar() as bar:
                 task = bar.add_task(f"re-embedding with {model}", total=total)
-                count = run(lambda: memory.reindex(batch_size=batch_size, progress=_advancer(bar, task)))
+                count = run(lambda: memory.maintenance.reindex(batch_size=batch_size, progress=_advancer(bar, task)))
     if json_out:
         print_json(reindexed_data(count, tokenizer, rebuilt))
         return
@@ -113,7 +113,7 @@ def reindex_command(
 
 
 def _advancer(bar: Progress, task: TaskID) -> Callable[[int, int], None]:
-    """Memory.reindex reports (done, total) per pass; the bar counts across passes."""
+    """Memory.maintenance.reindex reports (done, total) per pass; the bar counts across passes."""
     last = 0
 
     def progress(done: int, _total: int) -> None:

@@ -24,16 +24,6 @@ def _ks(text: str) -> tuple[int, ...]:
     return ks
 
 
-def _settings(pairs: list[str] | None) -> dict[str, Any]:
-    out = {}
-    for pair in pairs or []:
-        key, eq, value = pair.partition("=")
-        if not eq or not key.strip():
-            raise ConfigError(f"--set takes key=value, got {pair!r}")
-        out[key.strip()] = value.strip()
-    return out
-
-
 def eval_command(
     dataset: str,
     data: Annotated[Path, typer.Option("--data", help="Benchmark file (for madial: the dialogue file)")],
@@ -70,7 +60,7 @@ def eval_command(
 
     from ..eval.report import rich_tables
     from ..eval.runner import EvalConfig, run_eval
-    from .common import run
+    from .common import key_values, run
 
     console = Console()
 
@@ -81,7 +71,7 @@ def eval_command(
         return EvalConfig(
             dataset=dataset, data=data, ks=_ks(k), retrievers=tuple(retriever or ["hybrid"]), embedder=embedder,
             cjk_tokenizer=cjk, out=out, cache_dir=cache_dir, limit_units=limit, limit_queries=limit_queries,
-            restart=restart, options=options, settings=_settings(setting),
+            restart=restart, options=options, settings=key_values(setting),
         )
 
     config = run(build)

@@ -31,7 +31,7 @@ def status(
 ) -> None:
     """Which configured key (by fingerprint) decrypts how many stored values."""
     with opened(db) as memory:
-        found = run(lambda: memory.key_status(tenant))
+        found = run(lambda: memory.keys.status(tenant))
     data = key_status_data(found)
     print_json(data) if json_out else console.print(data)
 
@@ -41,7 +41,7 @@ def rotate(tenant: TenantOpt = None, db: DbOption = None, json_out: JsonOption =
     """Re-encrypt every value stored under an older key with the first configured key
     (a new version each, audited); reads keep working meanwhile."""
     with opened(db) as memory:
-        done = run(lambda: memory.rotate_keys(tenant, actor=f"cli:{getpass.getuser()}"))
+        done = run(lambda: memory.keys.rotate(tenant, actor=f"cli:{getpass.getuser()}"))
     if json_out:
         print_json([rotation_data(r) for r in done])
         return
@@ -58,8 +58,8 @@ def reveal(
 ) -> None:
     """Show a memory with its encrypted personal data decrypted (audited as a reveal)."""
     with opened(db) as memory:
-        found = run(lambda: memory.reveal(record_id, scope_from(tenant, None, None, None),
-                                          actor=f"cli:{getpass.getuser()}", reason=reason))
+        found = run(lambda: memory.keys.reveal(record_id, scope_from(tenant, None, None, None),
+                                               actor=f"cli:{getpass.getuser()}", reason=reason))
     print_json(revealed_data(found)) if json_out else console.print(found.content, markup=False)
 
 

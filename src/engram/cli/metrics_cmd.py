@@ -25,9 +25,9 @@ def metrics(
     """Write accuracy, recall hit rate, repeat rate, writes and skips, PII actions,
     pending approvals and recall latency."""
     with opened(db) as memory:
-        tenants = [tenant] if tenant else run(memory.tenants)
+        tenants = [tenant] if tenant else run(memory.scopes.tenants)
         window = timedelta(hours=hours)
-        reports = [run(partial(memory.quality, name, window=window)) for name in tenants]
+        reports = [run(partial(memory.quality.report, name, window=window)) for name in tenants]
     if json_out:
         print_json([report_data(r) for r in reports])
         return

@@ -45,8 +45,7 @@ def outcome_command(
     from ..eval.outcome.play import MODES, Mode
     from ..eval.outcome.run import OutcomeConfig, run_outcome
     from ..eval.outcome.scenarios import LANGUAGES, SPLITS
-    from .common import run
-    from .eval_cmd import _settings
+    from .common import key_values, run
 
     console = Console()
 
@@ -54,7 +53,7 @@ def outcome_command(
         modes = cast(tuple[Mode, ...], _choices(facts.replace("both", "extracted,given"), MODES, "--facts"))
         return OutcomeConfig(splits=_choices(split, SPLITS, "--split"), languages=_choices(lang, LANGUAGES, "--lang"),
                              modes=modes, budget_tokens=budget, utterances=utterances,
-                             settings=_settings(setting), data=data, out=out)
+                             settings=key_values(setting), data=data, out=out)
 
     config = run(build)
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),

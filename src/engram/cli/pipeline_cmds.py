@@ -80,7 +80,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Background jobs, newest first, with attempts and the last error."""
         with opened(db) as memory:
-            found = run(lambda: memory.jobs(tenant, status or (), limit))
+            found = run(lambda: memory.jobs.list(tenant, status or (), limit))
         if json_out:
             print_json(jobs_data(found))
         elif not found:
@@ -92,7 +92,7 @@ def register(app: typer.Typer) -> None:
     def maintain(db: DbOption = None, json_out: JsonOption = False) -> None:
         """Expire memories past their time and fold near-identical duplicates."""
         with opened(db) as memory:
-            report = run(memory.maintain)
+            report = run(memory.maintenance.run)
         if json_out:
             print_json(maintenance_data(report))
         else:
@@ -108,10 +108,10 @@ def register(app: typer.Typer) -> None:
         more next to your app)."""
         with opened(db) as memory:
             if once:
-                say(f"ran {run(memory.drain_jobs)} jobs")
+                say(f"ran {run(memory.jobs.drain)} jobs")
                 return
             say("engram worker: draining jobs (Ctrl-C to stop)")
-            memory.start_worker()
+            memory.jobs.start_worker()
             try:
                 while True:
                     time.sleep(poll)

@@ -41,7 +41,7 @@ def sample(
     with opened(db) as memory:
         scope = run(lambda: scope_from(tenant, user, agent, ns))
         since = memory.clock.now() - timedelta(days=days)
-        queued = run(lambda: memory.sample_writes(scope, n=n, since=since, actor=actor))
+        queued = run(lambda: memory.quality.sample(scope, n=n, since=since, actor=actor))
     console.print(f"queued {len(queued)} write(s) for review")
 
 
@@ -55,7 +55,7 @@ def list_cmd(
     """Samples awaiting a verdict (or judged ones), with what was written."""
     with opened(db) as memory:
         scope = run(lambda: scope_from(tenant, user, agent, ns))
-        items = run(lambda: memory.write_samples(scope, reviewed=reviewed, limit=limit))
+        items = run(lambda: memory.quality.list(scope, reviewed=reviewed, limit=limit))
     if json_out:
         print_json([sample_data(i) for i in items])
         return
@@ -78,8 +78,8 @@ def mark(
 ) -> None:
     """Judge one sampled write."""
     with opened(db) as memory:
-        run(lambda: memory.mark_sample(sample_id, scope_from(tenant, None, None, None), verdict,
-                                       reviewer=reviewer_name(reviewer), note=note))
+        run(lambda: memory.quality.mark(sample_id, scope_from(tenant, None, None, None), verdict,
+                                        reviewer=reviewer_name(reviewer), note=note))
     console.print(f"marked {sample_id} {verdict}")
 
 

@@ -37,7 +37,7 @@ def list_cmd(
     """The scope's conversations, most recent first."""
     scope = run(lambda: scope_from(tenant, user, agent, ns))
     with opened(db) as memory:
-        found = run(lambda: memory.threads(scope, limit=limit, include_descendants=nested))
+        found = run(lambda: memory.threads.list(scope, limit=limit, include_descendants=nested))
     if json_out:
         print_json(threads_data(found))
         return
@@ -59,7 +59,7 @@ def show_cmd(
     """Every turn of one thread, in order."""
     scope = run(lambda: scope_from(tenant, user, agent, ns))
     with opened(db) as memory:
-        turns = run(lambda: memory.thread_turns(thread_id, scope, limit=limit))
+        turns = run(lambda: memory.threads.turns(thread_id, scope, limit=limit))
     if json_out:
         print_json(turns_data(turns))
         return
@@ -79,8 +79,8 @@ def search_cmd(
     """Search past conversations: matching turns with their neighbours, thread and time."""
     scope = run(lambda: scope_from(tenant, user, agent, ns))
     with opened(db) as memory:
-        found = run(lambda: memory.search_past_conversations(query, scope, k=k, window=window,
-                                                             include_descendants=nested))
+        found = run(lambda: memory.threads.search(query, scope, k=k, window=window,
+                                                  include_descendants=nested))
     if json_out:
         print_json(excerpts_data(found))
         return
@@ -111,8 +111,8 @@ def consolidate(
 
         model = run(chat_model_from_env)
     with opened(db) as memory:
-        report = run(lambda: memory.consolidate(tenant=None if all_tenants else tenant, scope=scope,
-                                                dry_run=dry_run, budget_tokens=budget_tokens, agent=model))
+        report = run(lambda: memory.consolidation.run(tenant=None if all_tenants else tenant, scope=scope,
+                                                      dry_run=dry_run, budget_tokens=budget_tokens, agent=model))
     if json_out:
         print_json(consolidation_data(report))
         return

@@ -17,7 +17,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ..core import Admitted, Change, WriteCore, superseding
+from ..changes import Change
+from ..core import Admitted, WriteCore, superseding
 from ..episodes.values import Turn
 from ..errors import EngramError, InvalidValueError
 from ..llm.base import TokenUsage

@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from ..core import Change, WriteCore
+from ..changes import Change
+from ..core import WriteCore
 from ..errors import ConflictError
 from ..model import MemoryRecord, Operation
 from ..search.store_terms import record_tokenizer

@@ -1,10 +1,12 @@
-"""The episodic-memory and consolidation methods of ``Memory`` (it inherits them):
-thin, each validates its arguments and calls one function of episodes/ or
-consolidation/."""
+"""The conversation parts of ``Memory``: ``memory.threads`` (past conversations and
+their episodes) and ``memory.consolidation``. Each is thin: it validates its
+arguments and calls one function of episodes/ or consolidation/, over the one
+write core."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import builtins
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -24,54 +26,50 @@ from .search import SearchOptions, ThreadExcerpt, search_turns
 from .values import EpisodeWrites, Thread, ThreadQuery, Turn, TurnQuery
 
 
-class EpisodesFacade:
-    """Threads and turns, search over past conversations, episodes, consolidation."""
+class Threads:
+    """``memory.threads``: conversations kept turn by turn, searched later, and the
+    episode that summarises each."""
 
-    core: WriteCore
-    settings: Settings
-    _llm: LLM | None
+    def __init__(self, core: WriteCore, settings: Settings) -> None:
+        self._core = core
+        self._settings = settings
 
-    @property
-    def pipeline(self) -> Pipeline:  # provided by Memory
-        raise NotImplementedError
-
-    # -- threads ------------------------------------------------------------------------------
-
-    def record_turns(
+    def record(
         self, messages: Any, scope: Scope, *, thread_id: str | None = None,
         metadata: Mapping[str, Any] | None = None,
     ) -> str | None:
         """Keep conversation turns in their thread (PII-screened like memories) without
         extracting anything; returns the thread id (None when episodes are switched off)."""
         check_scope(scope)
-        return self._keep_turns(normalize_messages(messages), scope, thread_id, metadata)
+        return self._keep(normalize_messages(messages), scope, thread_id, metadata)
 
-    def _keep_turns(
-        self, turns: Sequence[Message], scope: Scope, thread_id: str | None, metadata: Mapping[str, Any] | None,
+    def _keep(
+  self, turns: Sequence[Message], scope: Scope, thread_id: str | None, metadata: Mapping[str, Any] | None,
     ) -> str | None:
         """Turns already normalized (``add()`` has them) kept in their thread."""
-        if not self.settings.episodes:
+        if not self._settings.episodes:
             return None
-        return record_turns(self.core, turns, scope, thread_id, idle_gap=self._idle_gap, metadata=metadata)
+        return record_turns(self._core, turns, scope, thread_id, idle_gap=idle_gap(self._settings),
+                            metadata=metadata)
 
-    def threads(self, scope: Scope, *, limit: int = 50, include_descendants: bool = False) -> list[Thread]:
+    def list(self, scope: Scope, *, limit: int = 50, include_descendants: bool = False) -> builtins.list[Thread]:
         """The scope's conversations, most recent first."""
         check_scope(scope)
         check_count(limit, "limit")
-        return self.core.store.threads(scope.tenant, ThreadQuery(scope.namespace, include_descendants, limit=limit))
+        return self._core.store.threads(scope.tenant, ThreadQuery(scope.namespace, include_descendants, limit=limit))
 
-    def thread_turns(self, thread_id: str, scope: Scope, *, limit: int = 1000) -> list[Turn]:
+    def turns(self, thread_id: str, scope: Scope, *, limit: int = 1000) -> builtins.list[Turn]:
         """Every turn of one thread, in order; NotFoundError when the scope has no such thread."""
         check_scope(scope)
         check_count(limit, "limit")
-        if not self.core.store.threads(scope.tenant, ThreadQuery(scope.namespace, ids=(thread_id,), limit=1)):
+        if not self._core.store.threads(scope.tenant, ThreadQuery(scope.namespace, ids=(thread_id,), limit=1)):
             raise NotFoundError(f"no thread {thread_id!r} in scope {scope}")
-        return self.core.store.turns(scope.tenant, TurnQuery(scope.namespace, thread_id=thread_id, limit=limit))
+        return self._core.store.turns(scope.tenant, TurnQuery(scope.namespace, thread_id=thread_id, limit=limit))
 
-    def search_past_conversations(
-        self, query: str, scope: Scope, *, k: int = 5, window: int = 1, include_descendants: bool = False,
-        before: datetime | None = None,
-    ) -> list[ThreadExcerpt]:
+    def search(
+self, query: str, scope: Scope, *, k: int = 5, window: int = 1, include_descendants: bool = False,
+before: datetime | None = None,
+    ) -> builtins.list[ThreadExcerpt]:
         """Past turns matching the query by words and by meaning, as thread excerpts (the
         matching turns with ``window`` neighbours each, thread id, time), best first.
         ``include_descendants`` searches every scope below (e.g. a whole org); callers
@@ -81,25 +79,47 @@ class EpisodesFacade:
         if isinstance(window, bool) or not isinstance(window, int) or not 0 <= window <= 20:
             raise InvalidValueError(f"window must be an integer in [0, 20], got {window!r}")
         options = SearchOptions(k=k, window=window, descendants=include_descendants,
-                                lexical_weight=self.settings.turn_lexical_weight,
+                                lexical_weight=self._settings.turn_lexical_weight,
                                 before=utc(before) if before is not None else None)
-        return search_turns(self.core, scope, query, options)
+        return search_turns(self._core, scope, query, options)
 
-    # -- consolidation ------------------------------------------------------------------------
+    def episode(self, thread_id: str, scope: Scope) -> MemoryRecord | None:
+        """The episode memory summarising a thread, once written."""
+        check_scope(scope)
+        found = self._core.store.threads(scope.tenant, ThreadQuery(scope.namespace, ids=(thread_id,), limit=1))
+        if not found or found[0].episode_id is None:
+            return None
+        records = self._core.store.get(scope.tenant, [found[0].episode_id])
+        return records[0] if records else None
 
-    def consolidator(self, *, budget_tokens: int | None = None, holder: str | None = None,
-                     agent: Any = None) -> Consolidator:
-        """``agent``: a LangChain chat model that calls tools; the extraction step is then
-        a LangGraph agent (consolidation/agent.py) instead of the pipeline's extractor."""
-        llm = self._llm or getattr(self.pipeline.extractor, "llm", None)  # the configured LLM writes episodes too
-        consolidator = Consolidator(self.core, lambda: self.pipeline, llm=llm, idle_gap=self._idle_gap,
-                                    budget_tokens=budget_tokens or self.settings.consolidation_budget_tokens,
-                                    agent_model=agent)
-        if holder:
-            consolidator.holder = holder
-        return consolidator
+    def drop_expired(self) -> int:
+        """Retention: drop turns older than each tenant's retention. Returns how many
+        tenants it ran for; ``memory.maintenance.run()`` does it."""
+        retention = Retention.load(self._settings.episode_retention)
+        if retention.default_days is None and not retention.tenants:
+            return 0
+        now, done = self._core.clock.now(), 0
+        store = self._core.store
+        for tenant in sorted(set(store.tenants()) | set(retention.tenants)):
+            cutoff = retention.cutoff(tenant, now)
+            if cutoff is not None:
+                self._core.commit([], tenant=tenant, episodes=EpisodeWrites(drop_before=cutoff))
+                done += 1
+        return done
 
-    def consolidate(
+
+class Consolidation:
+    """``memory.consolidation``: new turns into memories, idle threads into episodes,
+    now or on a schedule."""
+
+    def __init__(self, core: WriteCore, settings: Settings, pipeline: Callable[[], Pipeline],
+                 llm: LLM | None) -> None:
+        self._core = core
+        self._settings = settings
+        self._pipeline = pipeline
+        self._llm = llm
+
+    def run(
         self, *, tenant: str | None = None, scope: Scope | None = None, dry_run: bool = False,
         budget_tokens: int | None = None, agent: Any = None,
     ) -> ConsolidationReport:
@@ -117,43 +137,33 @@ class EpisodesFacade:
         return self.consolidator(budget_tokens=budget_tokens, agent=agent).run(
             tenant, scope.namespace if scope is not None else None, dry_run=dry_run)
 
-    def consolidation_schedules(self) -> list[Schedule]:
-        return load_schedules(self.settings.consolidation_schedules)
+    def consolidator(self, *, budget_tokens: int | None = None, holder: str | None = None,
+                     agent: Any = None) -> Consolidator:
+        """The consolidator ``run`` uses, for callers that drive it step by step.
+        ``agent``: a LangChain chat model that calls tools; the extraction step is then
+        a LangGraph agent (consolidation/agent.py) instead of the pipeline's extractor."""
+        llm = self._llm or getattr(self._pipeline().extractor, "llm", None)  # the configured LLM writes episodes too
+        consolidator = Consolidator(self._core, self._pipeline, llm=llm, idle_gap=idle_gap(self._settings),
+                                    budget_tokens=budget_tokens or self._settings.consolidation_budget_tokens,
+                                    agent_model=agent)
+        if holder:
+            consolidator.holder = holder
+        return consolidator
 
-    def schedule_clock(self, schedules: Sequence[Schedule] | None = None) -> ScheduleClock:
+    def schedules(self) -> builtins.list[Schedule]:
+        """The schedules configured (``Settings.consolidation_schedules``)."""
+        return load_schedules(self._settings.consolidation_schedules)
+
+    def clock(self, schedules: Sequence[Schedule] | None = None) -> ScheduleClock:
         """Which schedules are due when (counted from now, on this memory's clock)."""
-        chosen = self.consolidation_schedules() if schedules is None else list(schedules)
-        return ScheduleClock(chosen, self.core.clock.now())
+        chosen = self.schedules() if schedules is None else list(schedules)
+        return ScheduleClock(chosen, self._core.clock.now())
 
-    def run_due_consolidations(self, clock: ScheduleClock) -> list[ConsolidationReport]:
+    def run_due(self, clock: ScheduleClock) -> builtins.list[ConsolidationReport]:
         """Run every schedule due now (a worker calls this on each loop)."""
         consolidator = self.consolidator()
-        return [consolidator.run(s.tenant, s.scope) for s in clock.due(self.core.clock.now())]
-
-    def drop_expired_turns(self) -> int:
-        """Retention: drop turns older than each tenant's retention. Returns how many tenants it ran for."""
-        retention = Retention.load(self.settings.episode_retention)
-        if retention.default_days is None and not retention.tenants:
-            return 0
-        now, done = self.core.clock.now(), 0
-        store = self.core.store
-        for tenant in sorted(set(store.tenants()) | set(retention.tenants)):
-            cutoff = retention.cutoff(tenant, now)
-            if cutoff is not None:
-                self.core.commit([], tenant=tenant, episodes=EpisodeWrites(drop_before=cutoff))
-                done += 1
-        return done
-
-    @property
-    def _idle_gap(self) -> timedelta:
-        return timedelta(minutes=self.settings.episode_idle_minutes)
-
-    def episode_of(self, thread_id: str, scope: Scope) -> MemoryRecord | None:
-        """The episode memory summarising a thread, once written."""
-        found = self.core.store.threads(scope.tenant, ThreadQuery(scope.namespace, ids=(thread_id,), limit=1))
-        if not found or found[0].episode_id is None:
-            return None
-        records = self.core.store.get(scope.tenant, [found[0].episode_id])
-        return records[0] if records else None
+        return [consolidator.run(s.tenant, s.scope) for s in clock.due(self._core.clock.now())]
 
 
+def idle_gap(settings: Settings) -> timedelta:
+    return timedelta(minutes=settings.episode_idle_minutes)

@@ -13,7 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from ..core import Change, WriteCore, superseding
+from ..changes import Change
+from ..core import WriteCore, superseding
 from ..errors import LLMError
 from ..llm.base import LLM, TokenUsage
 from ..model import Kind, MemoryRecord, Message, Operation, Scope, Source, Status

@@ -15,7 +15,8 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from ..core import Change, WriteCore
+from ..changes import Change
+from ..core import WriteCore
 from ..errors import ConflictError, InvalidValueError, NotFoundError
 from ..model import MemoryRecord, Operation, Scope
 from ..store.base import AuditDraft

@@ -1,8 +1,10 @@
-"""The governance methods of ``Memory`` (it inherits them): thin, each validates its
-arguments and calls one function of approvals, recalls, quality or keys."""
+"""The governance parts of ``Memory``: ``memory.approvals``, ``memory.audit``,
+``memory.quality`` and ``memory.keys``. Each is thin: it validates its arguments and
+calls one function of approvals, recalls, quality or keys, over the one write core."""
 
 from __future__ import annotations
 
+import builtins
 import random
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
@@ -10,8 +12,9 @@ from typing import Any
 
 from ..core import WriteCore
 from ..errors import InvalidValueError, NotFoundError
-from ..limits import check_offset
-from ..model import MemoryRecord, Scope, check_scope, parse_enum, utc
+from ..limits import check_count, check_offset
+from ..model import AuditEvent, MemoryRecord, Operation, Scope, check_scope, parse_enum, utc
+from ..store.base import AuditQuery
 from . import approvals as _approvals
 from . import keys as _keys
 from . import quality as _quality
@@ -23,53 +26,82 @@ from .values import PendingChange, PendingStatus, RecallEvent, SampleQuery, Verd
 
 DEFAULT_WINDOW = timedelta(days=1)
 DEFAULT_SAMPLE_SINCE = timedelta(days=7)
-_ALL = 10**7
 
 
-class GovernanceFacade:
-    """Approvals, answers ↔ recalls, write accuracy, quality metrics, keys and reveal."""
+class Part:
+    """A named part of ``Memory``, over the same write core as every other."""
 
-    core: WriteCore
+    def __init__(self, core: WriteCore) -> None:
+        self._core = core
 
-    # -- approvals ----------------------------------------------------------------------------
+    def _governed(self, record_id: str, scope: Scope) -> MemoryRecord:
+        check_scope(scope)
+        found = self._core.store.get(scope.tenant, [record_id]) if isinstance(record_id, str) else []
+        if not found or not scope.contains(found[0].scope):
+            raise NotFoundError(f"no memory {record_id!r} in scope {scope}")
+        return found[0]
 
-    def approvals(
+
+class Approvals(Part):
+    """``memory.approvals``: changes an approval rule held for a reviewer."""
+
+    def list(
         self, scope: Scope, *, status: PendingStatus | str | Sequence[PendingStatus | str] | None = "pending",
         limit: int = 100, offset: int = 0, record_id: str | None = None,
-    ) -> list[PendingChange]:
-        """Changes held by an approval rule in a scope and below it, oldest first
-        (``status=None``: any status; one past its expiry shows as expired)."""
+    ) -> builtins.list[PendingChange]:
+        """Changes held in a scope and below it, oldest first (``status=None``: any
+        status; one past its expiry shows as expired)."""
         check_scope(scope)
-        _check_count(limit, "limit")
+        check_count(limit, "limit")
         check_offset(offset)
-        return _approvals.listing(self.core, scope, _statuses(status), limit=limit, offset=offset, record_id=record_id)
+        return _approvals.listing(self._core, scope, _statuses(status), limit=limit, offset=offset,
+                                  record_id=record_id)
 
-    def pending_change(self, pending_id: str, scope: Scope) -> PendingChange:
+    def get(self, pending_id: str, scope: Scope) -> PendingChange:
         check_scope(scope)
-        return _approvals.get(self.core, scope, pending_id)
+        return _approvals.get(self._core, scope, pending_id)
 
     def approve(
         self, pending_id: str, scope: Scope, *, reviewer: str, reason: str | None = None,
         edit: Mapping[str, Any] | None = None,
-    ) -> list[MemoryRecord]:
+    ) -> builtins.list[MemoryRecord]:
         """Write a pending change as ``reviewer`` (``edit``: fields of its record to change
         first). ConflictError when the record changed since it was proposed, or when the
         change was decided or expired meanwhile; nothing is written then."""
         check_scope(scope)
-        return _approvals.approve(self.core, scope, pending_id, reviewer=reviewer, reason=reason, edit=edit)
+        return _approvals.approve(self._core, scope, pending_id, reviewer=reviewer, reason=reason, edit=edit)
 
     def reject(self, pending_id: str, scope: Scope, *, reviewer: str, reason: str | None = None) -> PendingChange:
         """Refuse a pending change; nothing of it is written, the audit keeps the reason."""
         check_scope(scope)
-        return _approvals.reject(self.core, scope, pending_id, reviewer=reviewer, reason=reason)
+        return _approvals.reject(self._core, scope, pending_id, reviewer=reviewer, reason=reason)
 
-    def expire_pending(self) -> int:
-        """Mark pending changes past their expiry as expired (every tenant); ``maintain`` runs it."""
-        return _approvals.expire_due(self.core)
+    def expire(self) -> int:
+        """Mark pending changes past their expiry as expired (every tenant);
+        ``memory.maintenance.run()`` does it."""
+        return _approvals.expire_due(self._core)
 
-    # -- which answer used which memory -------------------------------------------------------
 
-    def answered(
+class Audit(Part):
+    """``memory.audit``: the audit trail, where a memory came from, and which answer
+    used which memory."""
+
+    def list(
+        self, scope: Scope, *, record_id: str | None = None, operation: Operation | str | None = None,
+        since: datetime | None = None, limit: int = 100,
+    ) -> builtins.list[AuditEvent]:
+        """Audit events of a scope and below it, oldest first."""
+        check_scope(scope)
+        op = parse_enum(Operation, operation, "operation") if operation is not None else None
+        events = self._core.store.audit(scope.tenant, AuditQuery(record_id, op, since, limit))
+        return [e for e in events if e.namespace[: len(scope.namespace)] == scope.namespace]
+
+    def why(self, record_id: str, scope: Scope) -> Provenance:
+        """Where a memory came from (thread, messages, extractor, versions, approvals) and
+        which recalls served it since."""
+        return _recalls.provenance(self._core, self._governed(record_id, scope))
+
+    def link_answer(
         self, recall_id: str, scope: Scope, *, answer_id: str, answer: str | None = None,
         used: Sequence[str] | None = None,
     ) -> RecallEvent:
@@ -77,96 +109,76 @@ class GovernanceFacade:
         produced from; ``used`` (the model's citations) or ``answer`` (its text, compared
         with each memory) says which recalled memories it used. The text is not stored."""
         check_scope(scope)
-        return _recalls.link_answer(self.core, scope.tenant, recall_id, answer_id=answer_id, answer=answer, used=used)
+        return _recalls.link_answer(self._core, scope.tenant, recall_id, answer_id=answer_id, answer=answer,
+                                    used=used)
 
-    def answer_trace(self, ident: str, scope: Scope) -> list[RecallTrace]:
+    def answer(self, ident: str, scope: Scope) -> builtins.list[RecallTrace]:
         """The memories behind an answer id (or one recall id): what was in the prompt,
         with scores, and which the answer used."""
         check_scope(scope)
-        return _recalls.trace(self.core, scope.tenant, ident)
+        return _recalls.trace(self._core, scope.tenant, ident)
 
-    def why(self, record_id: str, scope: Scope) -> Provenance:
-        """Where a memory came from (thread, messages, extractor, versions, approvals) and
-        which recalls served it since."""
-        return _recalls.provenance(self.core, self._governed(record_id, scope))
 
-    # -- write accuracy and quality -----------------------------------------------------------
+class Quality(Part):
+    """``memory.quality``: write accuracy (sampled writes a person judges) and the
+    quality report."""
 
-    def sample_writes(
-        self, scope: Scope, *, n: int = 20, since: datetime | None = None, actor: str | None = None,
-        seed: int | None = None,
-    ) -> list[WriteSample]:
+    def sample(
+ self, scope: Scope, *, n: int = 20, since: datetime | None = None, actor: str | None = None,
+ seed: int | None = None,
+    ) -> builtins.list[WriteSample]:
         """Queue up to ``n`` random writes of the scope (and below) made since ``since``
         (default: the last 7 days; ``actor``: an fnmatch pattern) for review."""
         check_scope(scope)
-        start = utc(since) if since is not None else self.core.clock.now() - DEFAULT_SAMPLE_SINCE
-        return _quality.sample_writes(self.core, scope, n=n, since=start, actor=actor, rng=random.Random(seed))
+        start = utc(since) if since is not None else self._core.clock.now() - DEFAULT_SAMPLE_SINCE
+        return _quality.sample_writes(self._core, scope, n=n, since=start, actor=actor, rng=random.Random(seed))
 
-    def write_samples(
-        self, scope: Scope, *, reviewed: bool | None = False, limit: int = 100,
-    ) -> list[SampleForReview]:
+    def list(self, scope: Scope, *, reviewed: bool | None = False, limit: int = 100) -> builtins.list[SampleForReview]:
         """Queued samples (by default those awaiting a verdict), each with the version as written."""
         check_scope(scope)
-        _check_count(limit, "limit")
-        found = self.core.store.write_samples(scope.tenant, SampleQuery(namespace=scope.namespace, reviewed=reviewed,
-                                                                        limit=limit))
-        return _quality.for_review(self.core, found)
+        check_count(limit, "limit")
+        query = SampleQuery(namespace=scope.namespace, reviewed=reviewed, limit=limit)
+        return _quality.for_review(self._core, self._core.store.write_samples(scope.tenant, query))
 
-    def mark_sample(
-        self, sample_id: str, scope: Scope, verdict: Verdict | str, *, reviewer: str, note: str | None = None,
+    def mark(
+ self, sample_id: str, scope: Scope, verdict: Verdict | str, *, reviewer: str, note: str | None = None,
     ) -> WriteSample:
         """Judge a sampled write: correct, wrong or should_not_store."""
         check_scope(scope)
-        return _quality.mark(self.core, scope, sample_id, verdict, reviewer=reviewer, note=note)
+        return _quality.mark(self._core, scope, sample_id, verdict, reviewer=reviewer, note=note)
 
-    def quality(
-        self, tenant: str, *, since: datetime | None = None, window: timedelta = DEFAULT_WINDOW,
-        repeat_window: timedelta = timedelta(hours=1),
+    def report(
+       self, tenant: str, *, since: datetime | None = None, window: timedelta = DEFAULT_WINDOW,
+       repeat_window: timedelta = timedelta(hours=1),
     ) -> QualityReport:
         """Write accuracy, recall hit rate, repeat rate, writes and skips, PII actions,
         pending approvals and recall latency of one tenant since ``since`` (default: the
         last ``window``)."""
         Scope(tenant)
-        start = utc(since) if since is not None else self.core.clock.now() - window
-        return _quality.report(self.core, tenant, since=start, repeat_window=repeat_window)
+        start = utc(since) if since is not None else self._core.clock.now() - window
+        return _quality.report(self._core, tenant, since=start, repeat_window=repeat_window)
 
-    # -- keys and reveal ----------------------------------------------------------------------
 
-    def key_status(self, tenant: str) -> KeyStatus:
+class Keys(Part):
+    """``memory.keys``: the encryption keys of personal data, and reveal."""
+
+    def status(self, tenant: str) -> KeyStatus:
         """Which configured key decrypts how many stored values (fingerprints only)."""
         Scope(tenant)
-        return _keys.status(self.core, tenant)
+        return _keys.status(self._core, tenant)
 
-    def rotate_keys(self, tenant: str | None = None, *, actor: str = "app") -> list[Rotation]:
+    def rotate(self, tenant: str | None = None, *, actor: str = "app") -> builtins.list[Rotation]:
         """Re-encrypt values stored under an older key with the current (first) one, in
         one tenant or all; reads keep working meanwhile (every configured key decrypts)."""
-        tenants = [Scope(tenant).tenant] if tenant is not None else self.core.store.tenants()
-        return [_keys.rotate(self.core, name, actor=actor) for name in tenants]
+        tenants = [Scope(tenant).tenant] if tenant is not None else self._core.store.tenants()
+        return [_keys.rotate(self._core, name, actor=actor) for name in tenants]
 
     def reveal(self, record_id: str, scope: Scope, *, actor: str, reason: str | None = None) -> Revealed:
         """A memory with its encrypted personal data decrypted, for a reader the caller
         has authorised; every reveal is audited (``reveal``, with ``actor`` and ``reason``)."""
         if not isinstance(actor, str) or not actor.strip():
             raise InvalidValueError("a reveal needs the actor it is audited under")
-        return _keys.reveal(self.core, self._governed(record_id, scope), actor=actor, reason=reason)
-
-    def tenants(self) -> list[str]:
-        """The tenants that hold memories."""
-        return self.core.store.tenants()
-
-    # -- helpers ------------------------------------------------------------------------------
-
-    def _governed(self, record_id: str, scope: Scope) -> MemoryRecord:
-        check_scope(scope)
-        found = self.core.store.get(scope.tenant, [record_id]) if isinstance(record_id, str) else []
-        if not found or not scope.contains(found[0].scope):
-            raise NotFoundError(f"no memory {record_id!r} in scope {scope}")
-        return found[0]
-
-
-def _check_count(value: Any, what: str) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= _ALL:
-        raise InvalidValueError(f"{what} must be a positive integer, got {value!r}")
+        return _keys.reveal(self._core, self._governed(record_id, scope), actor=actor, reason=reason)
 
 
 def _statuses(status: Any) -> tuple[PendingStatus, ...]:

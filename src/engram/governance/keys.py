@@ -25,7 +25,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..core import Change, WriteCore
+from ..changes import Change
+from ..core import WriteCore
 from ..errors import ConfigError, ConflictError
 from ..model import MemoryRecord, Operation, freeze_mapping
 from ..pii import ENCRYPTED_KEY, KEY_ENV, find_pii, key_list

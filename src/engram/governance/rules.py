@@ -40,7 +40,7 @@ from ..writes import new_id
 from .values import PendingChange, PendingStatus, ProposedChange
 
 if TYPE_CHECKING:
-    from ..core import Change, WriteIntent
+    from ..changes import Change, WriteIntent
 
 DEFAULT_OPERATIONS = (Operation.CREATE, Operation.UPDATE, Operation.RESTORE)
 ASKABLE = frozenset({Operation.CREATE, Operation.UPDATE, Operation.RESTORE, Operation.SUPERSEDE, Operation.FORGET})

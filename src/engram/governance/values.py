@@ -10,6 +10,7 @@ from enum import StrEnum
 from types import MappingProxyType
 from typing import Any
 
+from ..errors import EngramError
 from ..model import MemoryRecord, Operation
 
 
@@ -198,3 +199,14 @@ class GovernanceWrites:
     def empty(self) -> bool:
         return not (self.pending or self.decisions or self.recalls or self.answers or self.samples
                     or self.verdicts or self.purged_scopes)
+
+
+class PendingApprovalError(EngramError):
+    """The write matched an approval rule: it was kept as a pending change (``.pending``)
+    for a reviewer, and nothing else was written. ``memory.approvals.approve`` /
+    ``reject`` decide it. (It lives here, next to what it carries, so that errors.py
+    depends on nothing.)"""
+
+    def __init__(self, pending: PendingChange) -> None:
+        self.pending = pending
+        super().__init__(f"pending change {pending.id} awaits approval ({pending.rule})")

@@ -90,20 +90,20 @@ def apply(memory: Memory, scope: Scope, chosen: Mapping[str, Decision]) -> list[
     """Carry out decisions; returns one outcome per pending id (written contents on approval)."""
     outcomes: list[dict[str, Any]] = []
     for pending_id, decision in chosen.items():
-        current = memory.pending_change(pending_id, scope)
+        current = memory.approvals.get(pending_id, scope)
         if current.status is not PendingStatus.PENDING:
             outcomes.append({"id": pending_id, "decision": current.status.value, "by": current.decided_by,
                              "written": []})
             continue
         try:
             if decision.action == "approve":
-                written = memory.approve(pending_id, scope, reviewer=decision.reviewer, reason=decision.reason,
-                                         edit=decision.edit or None)
+                written = memory.approvals.approve(pending_id, scope, reviewer=decision.reviewer,
+                                                   reason=decision.reason, edit=decision.edit or None)
                 outcomes.append({"id": pending_id, "decision": "approved", "by": decision.reviewer,
                                  "written": [r.content for r in written],
                                  "records": [{"id": r.id, "version": r.version} for r in written]})
             else:
-                memory.reject(pending_id, scope, reviewer=decision.reviewer, reason=decision.reason)
+                memory.approvals.reject(pending_id, scope, reviewer=decision.reviewer, reason=decision.reason)
                 outcomes.append({"id": pending_id, "decision": "rejected", "by": decision.reviewer,
                                  "reason": decision.reason, "written": []})
         except ConflictError as exc:

@@ -16,7 +16,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ..core import Admitted, Change, WriteCore, retired_by, superseding
+from ..changes import Change
+from ..core import Admitted, WriteCore, retired_by, superseding
 from ..errors import ConflictError, LLMError, PermissionDeniedError, ValidationError
 from ..governance.events import extract_detail
 from ..governance.values import GovernanceWrites, PendingChange
@@ -64,7 +65,7 @@ class AddEvent:
     version: int | None = None
     target_id: str | None = None  # the record updated or superseded
     source_message_ids: tuple[str, ...] = ()
-    pending_id: str | None = None  # PENDING: the pending change a reviewer decides (Memory.approve/reject)
+    pending_id: str | None = None  # PENDING: the pending change a reviewer decides (Memory.approvals.approve/reject)
 
 
 @dataclass(frozen=True, slots=True)

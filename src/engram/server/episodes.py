@@ -45,27 +45,27 @@ def episodes_router(memory: Memory, tenant_of: Callable[..., str]) -> APIRouter:
     def threads(tenant: Tenant, scope: QueryScope, limit: Limit = 50,
                 include_descendants: bool = False) -> dict[str, Any]:
         """The scope's conversations (threads), most recent first."""
-        return threads_data(memory.threads(scope.resolve(tenant), limit=limit,
-                                           include_descendants=include_descendants))
+        return threads_data(memory.threads.list(scope.resolve(tenant), limit=limit,
+                                                include_descendants=include_descendants))
 
     @router.get("/threads/{thread_id}/turns")
     def turns(thread_id: str, tenant: Tenant, scope: QueryScope, limit: Limit = 1000) -> dict[str, Any]:
         """Every turn of one thread of the scope, in order."""
-        return turns_data(memory.thread_turns(thread_id, scope.resolve(tenant), limit=limit))
+        return turns_data(memory.threads.turns(thread_id, scope.resolve(tenant), limit=limit))
 
     @router.post("/threads/search")
     def search(body: PastSearchIn, tenant: Tenant) -> dict[str, Any]:
         """Search past conversations by words and meaning: thread excerpts, best first."""
-        return excerpts_data(memory.search_past_conversations(
-            body.query, body.scope.resolve(tenant), k=body.k, window=body.window,
-            include_descendants=body.include_descendants))
+        return excerpts_data(memory.threads.search(
+ body.query, body.scope.resolve(tenant), k=body.k, window=body.window,
+ include_descendants=body.include_descendants))
 
     @router.post("/consolidate")
     def consolidate(body: ConsolidateIn, tenant: Tenant) -> dict[str, Any]:
         """Consolidate the tenant's new turns into memories and idle threads into episodes now."""
         scope = body.scope.resolve(tenant) if body.scope is not None else None
-        report = memory.consolidate(tenant=tenant, scope=scope, dry_run=body.dry_run,
-                                    budget_tokens=body.budget_tokens)
+        report = memory.consolidation.run(tenant=tenant, scope=scope, dry_run=body.dry_run,
+                                          budget_tokens=body.budget_tokens)
         return consolidation_data(report)
 
     return router

@@ -17,7 +17,7 @@ from fastapi.responses import JSONResponse, PlainTextResponse
 from fastapi.security import HTTPAuthorizationCredentials
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..errors import PendingApprovalError, PermissionDeniedError
+from ..errors import PermissionDeniedError
 from ..governance.prometheus import CONTENT_TYPE, exposition
 from ..governance.shapes import (
     pending_data,
@@ -28,7 +28,7 @@ from ..governance.shapes import (
     sample_data,
     trace_data,
 )
-from ..governance.values import Verdict
+from ..governance.values import PendingApprovalError, Verdict
 from ..limits import MAX_OFFSET
 from ..memory import Memory
 from ..shapes import hit_data as _hit_data
@@ -114,7 +114,7 @@ def install(app: FastAPI, memory: Memory, tenancy: Tenancy, bearer: Any) -> None
     def metrics(caller: Annotated[Caller, Depends(caller_of)],
                 hours: Annotated[float, Query(gt=0, le=24 * 366)] = DEFAULT_HOURS) -> PlainTextResponse:
         """Quality figures of the caller's tenant over the last ``hours`` (Prometheus text format)."""
-        report = memory.quality(caller.tenant, window=timedelta(hours=hours))
+        report = memory.quality.report(caller.tenant, window=timedelta(hours=hours))
         return PlainTextResponse(exposition([report]), media_type=CONTENT_TYPE)
 
 
@@ -159,14 +159,14 @@ def governance_router(memory: Memory, caller_of: Callable[..., Caller]) -> APIRo
     ) -> dict[str, Any]:
         """Changes held by an approval rule in a scope and below it, oldest first."""
         _needs(who, "review")
-        found = memory.approvals(scope.resolve(who.tenant), status=None if status == "all" else status, limit=limit,
-                                 offset=offset)
+        found = memory.approvals.list(scope.resolve(who.tenant), status=None if status == "all" else status,
+                                      limit=limit, offset=offset)
         return {"items": [pending_data(p) for p in found]}
 
     @router.get("/approvals/{pending_id}")
     def pending_change(pending_id: str, who: Who) -> dict[str, Any]:
         _needs(who, "review")
-        return pending_data(memory.pending_change(pending_id, ScopeIn().resolve(who.tenant)))
+        return pending_data(memory.approvals.get(pending_id, ScopeIn().resolve(who.tenant)))
 
     @router.post("/approvals/{pending_id}/approve")
     def approve(pending_id: str, who: Who, body: ApproveIn | None = None) -> dict[str, Any]:
@@ -174,8 +174,9 @@ def governance_router(memory: Memory, caller_of: Callable[..., Caller]) -> APIRo
         changed since it was proposed, or when it was decided or expired meanwhile."""
         _needs(who, "review")
         body = body or ApproveIn()
-        written = memory.approve(pending_id, ScopeIn().resolve(who.tenant), reviewer=_actor(who, body.reviewer),
-                                 reason=body.reason, edit=body.edit.fields() if body.edit else None)
+        written = memory.approvals.approve(pending_id, ScopeIn().resolve(who.tenant),
+                                           reviewer=_actor(who, body.reviewer), reason=body.reason,
+                                           edit=body.edit.fields() if body.edit else None)
         return {"items": [record_data(r) for r in written]}
 
     @router.post("/approvals/{pending_id}/reject")
@@ -183,8 +184,8 @@ def governance_router(memory: Memory, caller_of: Callable[..., Caller]) -> APIRo
         """Refuse a pending change; the audit keeps the reason."""
         _needs(who, "review")
         body = body or RejectIn()
-        return pending_data(memory.reject(pending_id, ScopeIn().resolve(who.tenant),
-                                          reviewer=_actor(who, body.reviewer), reason=body.reason))
+        return pending_data(memory.approvals.reject(pending_id, ScopeIn().resolve(who.tenant),
+                                                    reviewer=_actor(who, body.reviewer), reason=body.reason))
 
     @router.post("/recall")
     def recall(body: RecallIn, who: Who) -> dict[str, Any]:
@@ -196,24 +197,25 @@ def governance_router(memory: Memory, caller_of: Callable[..., Caller]) -> APIRo
     @router.post("/recalls/{recall_id}/answer")
     def answered(recall_id: str, body: AnswerIn, who: Who) -> dict[str, Any]:
         """Record the answer a recall (or a context) served, and which memories it used."""
-        return recall_data(memory.answered(recall_id, ScopeIn().resolve(who.tenant), answer_id=body.answer_id,
-                                           answer=body.answer, used=body.used))
+        return recall_data(memory.audit.link_answer(recall_id, ScopeIn().resolve(who.tenant), answer_id=body.answer_id,
+                                                    answer=body.answer, used=body.used))
 
     @router.get("/recalls/{ident}")
     def answer_trace(ident: str, who: Who) -> dict[str, Any]:
         """The memories behind an answer id (or one recall id), with scores and use."""
-        return {"items": [trace_data(t) for t in memory.answer_trace(ident, ScopeIn().resolve(who.tenant))]}
+        return {"items": [trace_data(t) for t in memory.audit.answer(ident, ScopeIn().resolve(who.tenant))]}
 
     @router.get("/memories/{record_id}/why")
     def why(record_id: str, who: Who, scope: QueryScope) -> dict[str, Any]:
         """Where a memory came from: thread, messages, extractor, versions, approvals, answers."""
-        return provenance_data(memory.why(record_id, scope.resolve(who.tenant)))
+        return provenance_data(memory.audit.why(record_id, scope.resolve(who.tenant)))
 
     @router.post("/memories/{record_id}/reveal")
     def reveal(record_id: str, body: RevealIn, who: Who, scope: QueryScope) -> dict[str, Any]:
         """The memory with its encrypted personal data decrypted (``reveal`` permission; audited)."""
         _needs(who, "reveal")
-        return revealed_data(memory.reveal(record_id, scope.resolve(who.tenant), actor=who.actor, reason=body.reason))
+        found = memory.keys.reveal(record_id, scope.resolve(who.tenant), actor=who.actor, reason=body.reason)
+        return revealed_data(found)
 
     @router.post("/reviews/sample")
     def sample_writes(body: SampleIn, who: Who) -> dict[str, Any]:
@@ -221,8 +223,8 @@ def governance_router(memory: Memory, caller_of: Callable[..., Caller]) -> APIRo
         _needs(who, "review")
         scope = body.scope.resolve(who.tenant)
         since = memory.clock.now() - timedelta(days=body.days)
-        return {"items": [sample_data(s) for s in memory.sample_writes(scope, n=body.n, since=since,
-                                                                        actor=body.actor)]}
+        return {"items": [sample_data(s) for s in memory.quality.sample(scope, n=body.n, since=since,
+                                                                         actor=body.actor)]}
 
     @router.get("/reviews")
     def write_samples(
@@ -230,19 +232,19 @@ def governance_router(memory: Memory, caller_of: Callable[..., Caller]) -> APIRo
     ) -> dict[str, Any]:
         """Sampled writes awaiting a verdict (or judged ones), each with the version as written."""
         _needs(who, "review")
-        found = memory.write_samples(scope.resolve(who.tenant), reviewed=reviewed, limit=limit)
+        found = memory.quality.list(scope.resolve(who.tenant), reviewed=reviewed, limit=limit)
         return {"items": [sample_data(s) for s in found]}
 
     @router.post("/reviews/{sample_id}")
     def mark(sample_id: str, body: VerdictIn, who: Who) -> dict[str, Any]:
         """Judge a sampled write: correct, wrong or should_not_store."""
         _needs(who, "review")
-        return sample_data(memory.mark_sample(sample_id, ScopeIn().resolve(who.tenant), body.verdict,
-                                              reviewer=_actor(who, body.reviewer), note=body.note))
+        return sample_data(memory.quality.mark(sample_id, ScopeIn().resolve(who.tenant), body.verdict,
+                                               reviewer=_actor(who, body.reviewer), note=body.note))
 
     @router.get("/quality")
     def quality(who: Who, hours: Annotated[float, Query(gt=0, le=24 * 366)] = DEFAULT_HOURS) -> dict[str, Any]:
         """Write accuracy, recall hit rate, repeat rate, writes, skips, PII actions, approvals, latency."""
-        return report_data(memory.quality(who.tenant, window=timedelta(hours=hours)))
+        return report_data(memory.quality.report(who.tenant, window=timedelta(hours=hours)))
 
     return router

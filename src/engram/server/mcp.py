@@ -86,7 +86,7 @@ def create_mcp_server(
         """Search your past conversations with the user (earlier threads, not only remembered
         facts): the matching turns with their neighbours, the thread id and the time, best first.
         Use it to recall how a problem was solved before."""
-        found = _call(lambda: memory.search_past_conversations(query, scope, k=k, window=window))
+        found = _call(lambda: memory.threads.search(query, scope, k=k, window=window))
         return {"conversations": [excerpt_data(e) for e in found]}
 
     @server.tool()

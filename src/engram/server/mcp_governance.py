@@ -26,7 +26,8 @@ def add_governance_tools(server: MCPServer, memory: Memory, scope: Scope, *, rev
         """After answering with memories from `context` or `search`, report it: the recall id
         they gave, an id for your answer, and either your answer's text or the ids of the
         memories you used. This is how engram learns which memories help."""
-        linked = _call(lambda: memory.answered(recall_id, scope, answer_id=answer_id, answer=answer, used=used))
+        linked = _call(lambda: memory.audit.link_answer(recall_id, scope, answer_id=answer_id, answer=answer,
+                                                        used=used))
         return {"recall_id": linked.id, "answer_id": linked.answer_id, "used": list(linked.used or ())}
 
     if reviewer is None:
@@ -35,20 +36,21 @@ def add_governance_tools(server: MCPServer, memory: Memory, scope: Scope, *, rev
     @server.tool()
     def pending_approvals(limit: int = 20) -> dict[str, Any]:
         """Changes to memory held for a reviewer: who proposed what, and why it needs approval."""
-        found = _call(lambda: memory.approvals(scope, limit=limit))
+        found = _call(lambda: memory.approvals.list(scope, limit=limit))
         return {"items": [_pending_summary(pending_data(p)) for p in found]}
 
     @server.tool()
     def approve(pending_id: str, reason: str | None = None, content: str | None = None) -> dict[str, Any]:
         """Approve a pending change (optionally with corrected content); it is written at once."""
         edit = {"content": content} if content is not None else None
-        written = _call(lambda: memory.approve(pending_id, scope, reviewer=reviewer, reason=reason, edit=edit))
+        written = _call(lambda: memory.approvals.approve(pending_id, scope, reviewer=reviewer, reason=reason,
+                                                         edit=edit))
         return {"written": [{"id": r.id, "version": r.version, "content": r.content} for r in written]}
 
     @server.tool()
     def reject(pending_id: str, reason: str) -> dict[str, Any]:
         """Reject a pending change; nothing of it is written and the reason is kept."""
-        rejected = _call(lambda: memory.reject(pending_id, scope, reviewer=reviewer, reason=reason))
+        rejected = _call(lambda: memory.approvals.reject(pending_id, scope, reviewer=reviewer, reason=reason))
         return {"id": rejected.id, "status": rejected.status.value}
 
 

@@ -128,7 +128,7 @@ def v1_router(memory: Memory, tenant_of: Callable[..., str], permissions_of: Cal
     @router.get("/namespaces", response_model=NamespacesOut, tags=["memories"])
     def namespaces(tenant: Tenant, scope: QueryScope) -> dict[str, Any]:
         """The namespaces at or below a scope that hold memories."""
-        return {"items": [list(ns) for ns in memory.namespaces(scope.resolve(tenant))]}
+        return {"items": [list(ns) for ns in memory.scopes.namespaces(scope.resolve(tenant))]}
 
     @router.post("/memories", status_code=201, response_model=RecordOut, tags=["memories"])
     def remember(body: RememberIn, tenant: Tenant) -> dict[str, Any]:
@@ -244,7 +244,7 @@ def v1_router(memory: Memory, tenant_of: Callable[..., str], permissions_of: Cal
         limit: Limit = 100,
     ) -> dict[str, Any]:
         """The caller's background add() jobs, newest first."""
-        return jobs_data(memory.jobs(tenant, status or (), limit))
+        return jobs_data(memory.jobs.list(tenant, status or (), limit))
 
     @router.get("/audit", response_model=AuditListOut, tags=["governance"])
     def audit(
@@ -255,8 +255,8 @@ def v1_router(memory: Memory, tenant_of: Callable[..., str], permissions_of: Cal
         limit: Limit = 100,
     ) -> dict[str, Any]:
         """Audit events in a scope and below it, newest first."""
-        events = memory.audit(scope.resolve(tenant), record_id=record_id, operation=operation, since=since,
-                              limit=limit)
+        events = memory.audit.list(scope.resolve(tenant), record_id=record_id, operation=operation, since=since,
+                                   limit=limit)
         return audits_data(events)
 
     @router.get("/stats", response_model=StatsOut, tags=["governance"])
@@ -270,7 +270,7 @@ def v1_router(memory: Memory, tenant_of: Callable[..., str], permissions_of: Cal
     def export(tenant: Tenant, scope: QueryScope) -> StreamingResponse:
         """Every record in a scope and below it (any status, versions included) as JSONL, streamed."""
         resolved = scope.resolve(tenant)
-        chunks = stream_export(lambda stream: memory.export_jsonl(stream, resolved))
+        chunks = stream_export(lambda stream: memory.transfer.export_to(stream, resolved))
         return StreamingResponse(chunks, media_type=NDJSON,
                                  headers={"Content-Disposition": 'attachment; filename="engram-export.jsonl"'})
 
@@ -304,4 +304,4 @@ def _import_own_tenant(memory: Memory, text: str, tenant: str, on_conflict: OnCo
     header, _ = parse_lines(io.StringIO(text))
     if header["tenant"] != tenant:
         raise PermissionDeniedError("the export belongs to another tenant; it can only be imported there")
-    return memory.import_jsonl(io.StringIO(text), on_conflict=on_conflict, actor=ACTOR)
+    return memory.transfer.import_from(io.StringIO(text), on_conflict=on_conflict, actor=ACTOR)

@@ -216,8 +216,12 @@ class PostgresStore(episodes.EpisodeReads):
     def _attempt(self, tenant: str, work: Callable[[psycopg.Connection], T], stage: _Stage, *, read_only: bool) -> T:
         # BEGIN and the tenant in one round trip. A SET LOCAL statement, not set_config(),
         # so that Citus forwards it to the shards (citus.propagate_set_commands = 'local').
+        # A read runs in one snapshot (REPEATABLE READ): reads that combine several
+        # statements, such as BM25's statistics and postings, see one moment (issue 21
+        # item 2). A read-only transaction never fails to serialize.
         begin = pgsql.SQL("BEGIN{}; SET LOCAL {} = {}").format(
-            pgsql.SQL(" READ ONLY" if read_only else ""), pgsql.SQL(TENANT_SETTING), pgsql.Literal(tenant)
+            pgsql.SQL(" ISOLATION LEVEL REPEATABLE READ READ ONLY" if read_only else ""),
+            pgsql.SQL(TENANT_SETTING), pgsql.Literal(tenant)
         )
         with self._pool.connection() as conn:
             conn.execute(begin)

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol, TypeVar
 
 import psycopg
 from psycopg.types.json import Jsonb
@@ -14,8 +14,18 @@ from . import postgres_rows as rows
 from .base import AuditDraft, WriteBatch
 from .sql import check_storable
 
-if TYPE_CHECKING:
-    from .postgres import PostgresStore
+T = TypeVar("T")
+
+
+class PostgresStore(Protocol):
+    """What the job queries need of postgres.PostgresStore (which calls them): its
+    schema and its tenant-scoped transactions."""
+
+    _s: str
+
+    def _transaction(self, tenant: str | None, work: Callable[[psycopg.Connection], T], *, write: bool) -> T: ...
+
+    def _read(self, tenant: str | None, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> list[tuple]: ...
 
 
 def claim(store: PostgresStore, now: datetime, lease_seconds: float) -> Job | None:

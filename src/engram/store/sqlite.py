@@ -235,6 +235,22 @@ class SQLiteStore(episodes.EpisodeReads):
             _rollback(conn)
             raise self._translate(exc, "commit failed") from exc
 
+    @contextmanager
+    def _snapshot(self) -> Iterator[None]:
+        """Every ``_read`` of this thread inside the block sees one snapshot of the file
+        (a read transaction; in WAL mode writers go on meanwhile). Reads that combine
+        figures from several statements (BM25 statistics and postings) need it: in
+        autocommit each statement sees the latest commit (issue 21 item 2)."""
+        conn = self._connection()
+        if conn.in_transaction:  # already inside one (a write, or an outer snapshot)
+            yield
+            return
+        self._retry_busy(lambda: conn.execute("BEGIN"))
+        try:
+            yield
+        finally:
+            _rollback(conn)  # a read transaction: nothing to commit
+
     def _read(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
         conn = self._connection()
         try:
@@ -407,10 +423,12 @@ class SQLiteStore(episodes.EpisodeReads):
     def lexical(self, tenant: str, where: RecordFilter, terms: Sequence[str], limit: int) -> list[ScoredId]:
         if not terms:
             return []
-        scopes = lexical.scopes_of(self._read, tenant, where.namespace, where.descendants,
-                                   namespace_key(where.namespace))
         clause, params = filter_clause(SQLITE, tenant, where, alias="m")
-        return [ScoredId(key, score) for key, score in lexical.search(self._read, scopes, terms, clause, params, limit)]
+        with self._snapshot():  # the statistics and the postings of one moment
+            scopes = lexical.scopes_of(self._read, tenant, where.namespace, where.descendants,
+                                       namespace_key(where.namespace))
+            found = lexical.search(self._read, scopes, terms, clause, params, limit)
+        return [ScoredId(key, score) for key, score in found]
 
     def nearest(self, tenant: str, where: RecordFilter, model: str, vector: np.ndarray, limit: int) -> list[ScoredId]:
         entry = self._vectors.get(tenant, where, model, self._tenant_seq(tenant), self._load_vectors)
@@ -430,13 +448,14 @@ class SQLiteStore(episodes.EpisodeReads):
         return found[0][0] if found else 0
 
     def _load_vectors(self, tenant: str, namespace: tuple[str, ...], descendants: bool, model: str):
-        scopes = lexical.scopes_of(self._read, tenant, namespace, descendants, namespace_key(namespace))
         if descendants:
             bounds = namespace_range(namespace)
             namespace_sql, params = (" AND namespace >= ? AND namespace < ?", list(bounds)) if bounds else ("", [])
         else:
             namespace_sql, params = " AND namespace = ?", [namespace_key(namespace)]
-        return lexical.load_vectors(self._read, tenant, model, scopes, namespace_sql, params)
+        with self._snapshot():  # the scope's vectors and the records they belong to, of one moment
+            scopes = lexical.scopes_of(self._read, tenant, namespace, descendants, namespace_key(namespace))
+            return lexical.load_vectors(self._read, tenant, model, scopes, namespace_sql, params)
 
     def vectors(self, tenant: str, ids: Sequence[str], model: str) -> dict[str, np.ndarray]:
         # most asks come from a search that has just loaded the scope: serve them from the cache

@@ -48,8 +48,8 @@ from deepagents.backends.utils import (
 from langgraph.types import interrupt
 from wcmatch import glob as wcglob
 
-from ...errors import ConflictError, EngramError, InvalidValueError, PendingApprovalError, PermissionDeniedError
-from ...governance.values import PendingChange
+from ...errors import ConflictError, EngramError, InvalidValueError, PermissionDeniedError
+from ...governance.values import PendingApprovalError, PendingChange
 from ...memory import Memory
 from ...model import MemoryRecord, Scope
 from .. import _approval
@@ -392,7 +392,7 @@ class EngramBackend(BackendProtocol):
     def _proposed(self, scope: Scope, local: str, content: str, actor: str) -> PendingChange | None:
         if self.approvals != "interrupt" or self.application:
             return None
-        found = self.memory.approvals(scope, record_id=self._slots.id(scope, local), limit=20)
+        found = self.memory.approvals.list(scope, record_id=self._slots.id(scope, local), limit=20)
         return next((p for p in found if p.actor == actor and p.record.content == content), None)
 
     def _await_approval(self, pending: PendingChange, scope: Scope, local: str) -> str | None:

@@ -36,8 +36,8 @@ class ConversationMiddleware(AgentMiddleware):
             namespace = ("users", user) if self.assistant_id is None else (
                 "agents", assistant_id_from_runtime(runtime, self.assistant_id), "users", user)
             thread = (ensure_config().get("configurable") or {}).get("thread_id")
-            self.memory.record_turns(turns, Scope(self.tenant, namespace),
-                                     thread_id=str(thread) if thread else None, metadata={"surface": "deepagents"})
+            self.memory.threads.record(turns, Scope(self.tenant, namespace),
+                                       thread_id=str(thread) if thread else None, metadata={"surface": "deepagents"})
         return None
 
     async def aafter_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:

@@ -195,8 +195,8 @@ def create_search_past_conversations_tool(
 
     def search_past_conversations(config: RunnableConfig, query: str, limit: int = 3) -> dict[str, Any]:
         scope = scope_from_run(tenant, template, config)
-        found = memory.search_past_conversations(query, scope, k=limit, window=window,
-                                                 include_descendants=include_descendants)
+        found = memory.threads.search(query, scope, k=limit, window=window,
+                                      include_descendants=include_descendants)
         return {"conversations": [excerpt_data(e) for e in found]}
 
     return _tool(search_past_conversations, name, PAST_DESCRIPTION, SearchPastArgs)

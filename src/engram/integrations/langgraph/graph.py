@@ -8,7 +8,7 @@ extraction pipeline (``Memory.add``: trigger → extract → gate → reconcile 
 Short-term memory (the thread) is a LangGraph checkpointer.
 
 Governance: the recall id of the block is linked to the answer's message id once the
-model has answered (``Memory.answered``: which memories the answer used). A fact an
+model has answered (``Memory.audit.link_answer``: which memories the answer used). A fact an
 approval rule holds (a PENDING event) makes the graph stop in ``review`` with
 ``interrupt()``; it continues on ``Command(resume=...)`` (approve / edit / reject, see
 integrations/_approval.py), from any process that has the same checkpointer — the
@@ -45,7 +45,7 @@ WRITTEN = ("ADD", "UPDATE", "SUPERSEDE")
 
 class MemoryGraphState(MessagesState, total=False):
     memory_context: str  # the recalled block for this turn
-    recall_id: str | None  # its recall, linked to the answer (Memory.answered)
+    recall_id: str | None  # its recall, linked to the answer (Memory.audit.link_answer)
     extracted: int  # how many messages of the thread have gone through extraction
     pending: list[str]  # memories the last extraction wrote
     remembered: list[str]  # the same, once saved to the state
@@ -113,8 +113,8 @@ def build_memory_graph(
         scope = user_scope(config)
         result = memory.add(turns, scope, thread_id=_thread(config), message_ids=ids)
         written = [event.content for event in result.events if event.event in WRITTEN]
-        held = [_approval.summary(memory.pending_change(e.pending_id, scope))
-                for e in result.events if e.event == "PENDING" and e.pending_id]
+        held = [_approval.summary(memory.approvals.get(e.pending_id, scope))
+               for e in result.events if e.event == "PENDING" and e.pending_id]
         return {"extracted": len(messages), "pending": written, "awaiting": held,
                 "extraction_error": _failure(result, written)}
 
@@ -168,7 +168,7 @@ def _link_answer(memory: Memory, scope: Scope, recall_id: str | None, reply: Bas
     if not recall_id:
         return
     try:
-        memory.answered(recall_id, scope, answer_id=str(reply.id), answer=_text(reply))
+        memory.audit.link_answer(recall_id, scope, answer_id=str(reply.id), answer=_text(reply))
     except EngramError as exc:
         log.warning("could not link answer %s to recall %s: %s", reply.id, recall_id, exc)
 

@@ -328,7 +328,7 @@ class EngramStore(BaseStore):
             check_namespace(condition.path, wildcards=True)
         root = literal_prefix(conditions)
         found = set()
-        for namespace in self.memory.namespaces(Scope(self.tenant, root)):
+        for namespace in self.memory.scopes.namespaces(Scope(self.tenant, root)):
             if not all(namespace_matches(namespace, c) for c in conditions):
                 continue
             if not self._has_items(namespace):
