@@ -51,7 +51,7 @@ from .operations import DEFAULT_ACTOR, Jobs, Maintenance, Scopes, Transfer, tena
 from .pii import PIIPolicies, PIIPolicy
 from .pipeline import jobs
 from .pipeline.messages import normalize_messages
-from .pipeline.run import AddResult, AddRun, Pipeline, PipelineSettings
+from .pipeline.run import EXTRACTED_BY, AddResult, AddRun, Pipeline, PipelineSettings
 from .replies import link_replies, threads_to_look_up
 from .search.context import ContextBlock, build_context
 from .search.profile import profile_members, rank_profile
@@ -231,10 +231,11 @@ class Memory:
         reconcile → write (one transaction). With ``background=True`` it returns at
         once with a job id; a worker (started on demand in this process, or
         `engram worker`) does the rest. The turns are kept in their thread too
-        (``threads.search``) unless ``settings.episodes`` is off."""
+        (``threads.search``) unless ``settings.episodes`` is off, marked as extracted
+        here, so consolidation never extracts them a second time."""
         check_scope(scope)
         turns = normalize_messages(messages, message_ids)
-        self.threads._keep(turns, scope, thread_id, {"surface": actor})
+        self.threads._keep(turns, scope, thread_id, {"surface": actor, EXTRACTED_BY: "add"})
         if not background:
             return AddRun(self.core, self.pipeline, scope, thread_id, actor).run(turns, force=force)
         job = jobs.enqueue(self.core, turns, scope, thread_id, actor, force)

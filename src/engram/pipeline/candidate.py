@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import Any
 
 from ..model import Kind
 
@@ -22,8 +22,3 @@ class Candidate:
     metadata: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     extractor: str = "rules"  # which extractor proposed it ("rules", "llm:<model>")
     ends: tuple[str, ...] = ()  # what a change says is no longer so ("Marchmont" in "left the Marchmont flat")
-    # "forget": not a memory but the user asking to forget one: ``content`` is the topic named
-    # ("my sister"), or the sentence itself when it points back ("forget that"); see pipeline/forget.py
-    action: Literal["remember", "forget"] = "remember"
-    about: str | None = None  # forget: the topic named, None for "what I just said"
-    reminder: bool = False  # forget: a reminder to cancel

@@ -21,11 +21,12 @@ from datetime import datetime, timedelta
 import numpy as np
 
 from ..embed import Embedder
-from ..model import Kind, MemoryRecord, Scope, Status
+from ..model import Kind, MemoryRecord, Message, Scope, Status
 from ..search.tokenize import Tokenizer
 from ..store.base import RecordFilter, Store
 from .candidate import Candidate
 from .reconcile import word_overlap
+from .rules.forgets import ForgetRequest, forget_requests
 from .topics import topics
 
 _CJK = re.compile(r"[\u4e00-\u9fff]")
@@ -36,9 +37,15 @@ RECENT = timedelta(hours=12)  # "that" points back at most this far
 _LOOK_AT = 20
 
 
+def spoken_forgets(messages: Sequence[Message]) -> list[tuple[int, ForgetRequest]]:
+    """(index of the user message, request) for every spoken forget, in order, whatever the
+    extractor (the rule extractor and the LLM both leave them out of the memories)."""
+    return [(i, r) for i, m in enumerate(messages) if m.role == "user" for r in forget_requests(m.content)]
+
+
 def forget_targets(
     store: Store, embedder: Embedder, tokenizer: Tokenizer, scope: Scope, thread_id: str | None,
-    request: Candidate, now: datetime,
+    request: ForgetRequest, now: datetime,
 ) -> list[MemoryRecord]:
     where = RecordFilter(namespace=scope.namespace, statuses=(Status.ACTIVE,), valid_at=now)
     if request.about:
@@ -99,10 +106,11 @@ def _just_said(store: Store, scope: Scope, thread_id: str | None, now: datetime)
     return [r for r in latest if r.updated_at == last]
 
 
-def earlier_in_this_add(candidates: Sequence[Candidate], request: Candidate) -> list[Candidate]:
-    """The candidates said before the forget in the same add() ("I'm dating Sam. Actually
-    forget that."): a forget that points back means them."""
+def earlier_in_this_add(candidates: Sequence[Candidate], messages: Sequence[Message], position: int,
+                        request: ForgetRequest) -> list[Candidate]:
+    """The candidates said before the forget in the same add() ("I'm dating Sam." then
+    "Actually forget that."): a forget that points back means them."""
     if request.about or request.reminder:
         return []
-    index = next(i for i, c in enumerate(candidates) if c is request)
-    return [c for c in candidates[:index] if c.action == "remember"]
+    earlier = {m.id for m in messages[:position] if m.role == "user" and m.id}
+    return [c for c in candidates if c.source_message_ids and set(c.source_message_ids) <= earlier]

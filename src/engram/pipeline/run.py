@@ -29,13 +29,18 @@ from ..store.base import AuditDraft, RecordFilter
 from ..store.codec import namespace_key
 from ..writes import MemoryDraft, build_record, new_id, retire, revise
 from .candidate import Candidate
-from .forget import earlier_in_this_add, forget_targets
+from .dates import resolve_relative
+from .forget import earlier_in_this_add, forget_targets, spoken_forgets
 from .gate import GatePolicy, gate
 from .reconcile import Decision, EventName, ReconcilePolicy, Similar, decide_by_rules, decide_with_llm, normalized
+from .rules.forgets import ForgetRequest
 from .stated_time import stated_time
 from .trigger import TriggerPolicy, should_extract
 
 MAX_CONFLICT_RETRIES = 3
+# A kept turn's metadata key: "add" when Memory.add extracts it (now or in its background job),
+# so consolidation moves its watermark past the turn without extracting it again.
+EXTRACTED_BY = "extracted_by"
 
 
 class Extractor(Protocol):
@@ -180,6 +185,7 @@ class AddRun:
                         for text, why in extraction.dropped]
         candidates = self._forgets(extraction.candidates, plan)
         kept, skipped = gate(candidates, self.settings.gate)
+        kept = [self._dated(c) for c in kept]
         plan.events += [self._skipped(c, why) for c, why in skipped]
         kept = self._screen(kept, plan)
         vectors = list(self.core.embedder.embed([c.content for c in kept])) if kept else []
@@ -191,27 +197,27 @@ class AddRun:
         return AddResult(tuple(plan.events), True, trigger_reason, self.pipeline.extractor.name, self.usage)
 
     def _forgets(self, candidates: Sequence[Candidate], plan: _Plan) -> list[Candidate]:
-        """Carry out the spoken forgets among the candidates; the memories to reconcile remain
+        """Carry out the spoken forgets of these turns; the memories to reconcile remain
         (minus those said earlier in this add() that a "forget that" took back)."""
         taken_back: set[int] = set()
-        for request in (c for c in candidates if c.action == "forget"):
-            earlier = earlier_in_this_add(candidates, request)
+        for position, request in spoken_forgets(self.said):
+            earlier = earlier_in_this_add(candidates, self.said, position, request)
             if earlier:
                 taken_back.update(id(c) for c in earlier)
-                plan.events += [self._skipped(c, f"the user asked to forget it: {request.content!r}") for c in earlier]
+                plan.events += [self._skipped(c, f"the user asked to forget it: {request.text!r}") for c in earlier]
                 continue
-            self._forget(request, plan)
-        return [c for c in candidates if c.action == "remember" and id(c) not in taken_back]
+            self._forget(request, self.said[position], plan)
+        return [c for c in candidates if id(c) not in taken_back]
 
-    def _forget(self, request: Candidate, plan: _Plan) -> None:
+    def _forget(self, request: ForgetRequest, message: Message, plan: _Plan) -> None:
         now = self.core.clock.now()
         targets = forget_targets(self.core.store, self.core.embedder, self.core.tokenizer, self.scope,
                                  self.thread_id, request, now)
-        reason = f"the user asked: {request.content}"
+        reason = f"the user asked: {request.text}"
+        sources = (message.id,) if message.id else ()
         if not targets:
-            plan.events.append(AddEvent("NOOP", self._shown(request.content), None,
-                                        "a spoken forget that matched no memory", None,
-                                        source_message_ids=request.source_message_ids))
+            plan.events.append(AddEvent("NOOP", self._shown(request.text), None,
+                                        "a spoken forget that matched no memory", None, source_message_ids=sources))
         for target in targets:
             if target.id in plan.touched:
                 continue
@@ -220,12 +226,11 @@ class AddRun:
                                             "read-only: a spoken forget does not remove it", target.id))
                 continue
             change = Change(Operation.FORGET, retire(target, Status.DELETED, now), target, self.actor, reason,
-                            {"event": "FORGET", "thread_id": self.thread_id,
-                             "source_message_ids": list(request.source_message_ids)})
+                            {"event": "FORGET", "thread_id": self.thread_id, "source_message_ids": list(sources)})
             plan.admitted.append(self.core.admit(change))
             plan.touched.add(target.id)
             plan.events.append(AddEvent("FORGET", self._shown(target.content), target.kind, reason, target.id,
-                                        target.version + 1, target.id, request.source_message_ids))
+                                        target.version + 1, target.id, sources))
 
     def _screen(self, candidates: list[Candidate], plan: _Plan) -> list[Candidate]:
         """The tenant's PII policy on each candidate, before reconciliation, so masked
@@ -264,7 +269,7 @@ class AddRun:
         if key in plan.added:
             plan.events.append(_event("NOOP", candidate, "repeated within this conversation", plan.added[key]))
             return
-        decision = self._decide(candidate, self._similar(candidate, vector))
+        decision = self._not_older(candidate, self._decide(candidate, self._similar(candidate, vector)))
         if decision.target is not None and decision.target.id in plan.touched and decision.event != "NOOP":
             decision = Decision("ADD", f"{decision.reason}; target already changed in this add")
         if decision.also:
@@ -279,6 +284,28 @@ class AddRun:
             plan.events.append(self._skipped(candidate, f"invalid item: {exc}"))
             return
         self._accept(candidate, decision, changes, plan)
+
+    def _dated(self, candidate: Candidate) -> Candidate:
+        """Relative time in the words made absolute at when it was said ("last month" →
+        "in February 2026"), so the memory stays true when read later."""
+        said = self._said_at(candidate) or self.core.clock.now()
+        content = resolve_relative(candidate.content, said)
+        return candidate if content == candidate.content else replace(candidate, content=content)
+
+    def _not_older(self, candidate: Candidate, decision: Decision) -> Decision:
+        """An older statement never replaces a newer one: a turn extracted late (a replay,
+        a delayed job) that was said before its target was written changes nothing."""
+        target = decision.target
+        said = self._said_at(candidate)
+        if decision.event in ("SUPERSEDE", "UPDATE") and target is not None and said is not None \
+                and said < target.created_at:
+            return Decision("NOOP", f"said at {said:%Y-%m-%d %H:%M}, before {target.id} was written", target)
+        return decision
+
+    def _said_at(self, candidate: Candidate) -> datetime | None:
+        times = [m.at for m in self.said if m.at is not None and (not candidate.source_message_ids
+                                                                  or m.id in candidate.source_message_ids)]
+        return max(times) if times else None
 
     def _decide(self, candidate: Candidate, similar: list[Similar]) -> Decision:
         policy = self.settings.reconcile

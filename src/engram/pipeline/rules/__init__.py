@@ -38,7 +38,7 @@ from . import en as rules_en
 from . import keep
 from . import zh as rules_zh
 from .common import Finding, content_terms, group_of, is_chinese, split_sentences
-from .forgets import ForgetRequest, forget_request
+from .forgets import without_forgets
 
 EXTRACTOR_NAME = "rules"
 HEDGE_PENALTY = 0.25
@@ -96,32 +96,11 @@ class RuleExtractor:
         for message in messages:
             if message.role != "user":
                 continue
-            said, forgets = _forgets_apart(message.content)
-            for hit in findings_of(said, message.name, self.mode):
+            for hit in findings_of(without_forgets(message.content), message.name, self.mode):
                 candidate = to_candidate(hit, message.id)
                 key = (candidate.kind, _dedupe_key(candidate.content))
                 merged[key] = _merge(merged[key], candidate) if key in merged else candidate
-            for request in forgets:
-                merged[(Kind.FACT, f"\x00forget{len(merged)}")] = _forget_candidate(request, message.id)
         return list(merged.values())
-
-
-def _forgets_apart(text: str) -> tuple[str, list[ForgetRequest]]:
-    """The message without its spoken forgets, and the forgets (never memories themselves)."""
-    kept, forgets = [], []
-    for sentence in split_sentences(text):
-        request = forget_request(sentence, chinese=is_chinese(sentence))
-        if request is None:
-            kept.append(sentence)
-        else:
-            forgets.append(request)
-    return (text if not forgets else " ".join(kept)), forgets
-
-
-def _forget_candidate(request: ForgetRequest, message_id: str | None) -> Candidate:
-    return Candidate(kind=Kind.FACT, content=request.text, confidence=0.9, importance=0.0,
-                     source_message_ids=(message_id,) if message_id else (), extractor=EXTRACTOR_NAME,
-                     action="forget", about=request.about, reminder=request.reminder)
 
 
 MODES = ("both", "patterns", "keeper")

@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from .common import is_chinese, split_sentences
+
 _EN_FORGET = re.compile(
     r"\b(?:forget|delete|erase|remove|drop|bin|scrap|scratch|strike|wipe|ignore|disregard|cancel|undo|unsave"
     r"|take back)\b[^.?!]*?"
@@ -65,6 +67,18 @@ class ForgetRequest:
     text: str  # the sentence as said
     about: str | None  # the topic named, or None for "that / what I just said"
     reminder: bool = False  # a reminder to cancel ("bin that reminder", "提醒可以取消")
+
+
+def forget_requests(text: str) -> list[ForgetRequest]:
+    """The spoken forgets of one message, sentence by sentence."""
+    return [r for s in split_sentences(text) if (r := forget_request(s, chinese=is_chinese(s))) is not None]
+
+
+def without_forgets(text: str) -> str:
+    """The message without its spoken forgets (never memories themselves)."""
+    sentences = split_sentences(text)
+    kept = [s for s in sentences if forget_request(s, chinese=is_chinese(s)) is None]
+    return text if len(kept) == len(sentences) else " ".join(kept)
 
 
 def forget_request(sentence: str, *, chinese: bool) -> ForgetRequest | None:

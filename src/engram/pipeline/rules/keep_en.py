@@ -63,6 +63,9 @@ _REQUEST = re.compile(
     r"|remove\b|keep it\b|make it\b|map out\b)",
     re.IGNORECASE,
 )
+# how to reach the user or someone of theirs: said to "you", and a memory all the same
+_CONTACT = re.compile(r"\b(?:reach|contact|call|text|email|e-mail|message|ring|find)\s+(?:me|him|her|them|us|my \w+"
+                      r"(?: \w+)?)\s+(?:at|on|via)\b", re.IGNORECASE)
 _STANDING = re.compile(
     r"\b(?:always|never|from now on|going forward|in future|in the future|every time|whenever|each time|by default"
     r"|even when|even if|as a rule|for future|for all|all my|any time)\b",
@@ -165,7 +168,7 @@ def why_not(piece: str, *, ends_with_question: bool) -> str | None:
         return "code"
     if not text or is_small_talk(text) or _REACTION.match(text):
         return "small_talk"
-    if _KEEPS.match(text):
+    if _KEEPS.match(text) or _CONTACT.search(text):
         return None
     if ends_with_question or _WH.match(text) or _INVERTED.match(text) or _ASKS.match(text):
         return "question"
