@@ -125,7 +125,7 @@ def _joined_sentences(text: str) -> Iterator[str]:
 def _from_sentence(sentence: str, speaker: str | None) -> list[Statement]:
     zh = is_chinese(sentence)
     language = keep_zh if zh else keep_en
-    parts = language.pieces(sentence)
+    parts = language.pieces(_MATERIAL.sub("", sentence))
     asks = sentence.rstrip().endswith(("?", "？"))
     reasons = [language.why_not(piece, ends_with_question=asks and i == len(parts) - 1) for i, piece in enumerate(parts)]
     for i in range(1, len(parts)):
@@ -182,6 +182,12 @@ def _without_what_ended(said: str, zh: bool) -> tuple[str, tuple[str, ...]]:
     return text, tuple(ends)
 
 
+# "translate this into French: I love cats", "帮我把这句翻成英文：会议推迟到周三": after the colon of a
+# request comes the material to work on, not something the user says about themselves
+_MATERIAL = re.compile(r"^(?P<ask>(?:(?:please|pls|can you|could you|hey)[,\s]+)*(?:translate|rewrite|rephrase|proofread"
+                       r"|summari[sz]e|correct|fix|polish|shorten|explain|format|convert|edit)\b[^:：]{0,60}[:：]|"
+                       r"(?:请|麻烦)?(?:帮我|给我)?(?:把|将)?[^：:]{0,20}(?:翻译|翻成|改写|润色|总结|纠正|改一下|检查|解释)[^：:]{0,20}[：:])"
+                       r".*$", re.IGNORECASE | re.DOTALL)
 _CARRIES_ON = frozenset({"question", "request", "temporary", "reported", "hypothetical", "code"})
 _OWN_SUBJECT = re.compile(r"^(?:我|用户|咱|(?:I|I'm|my|we|our|we're)\b)", re.IGNORECASE)
 _FIRST_PERSON = re.compile(r"\b(?:I|my|we|our)\b", re.IGNORECASE)

@@ -71,8 +71,8 @@ _STANDING = re.compile(
     r"|even when|even if|as a rule|for future|for all|all my|any time)\b",
     re.IGNORECASE,
 )
-_KEEPS = re.compile(r"^(?:(?:please|pls|can you|could you|and|also)\s+)*(?:remind me|remember|note that|don't forget"
-                    r"|keep in mind)\b", re.IGNORECASE)
+_KEEPS = re.compile(r"^(?:(?:please|pls|can you|could you|and|also)\s+)*(?:remind me(?! (?:what|who|where|when|how"
+                    r"|which|of)\b)|remember|note that|don't forget|keep in mind)\b", re.IGNORECASE)
 _WEATHER = re.compile(r"\b(?:rain(?:ing|y)?|pouring|snow(?:ing|y)?|sunny|windy|cloudy|foggy|humid|freezing|boiling"
                       r"|scorching|weather|hot out|cold out)\b", re.IGNORECASE)
 _GENERIC_SUBJECT = re.compile(r"^(?:lots of|many|most|some|a lot of)?\s*(?:people|everyone|everybody|nobody else|folks"
