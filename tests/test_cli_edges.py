@@ -70,7 +70,7 @@ def test_ids_a_user_can_copy_and_any_unique_prefix(env):
     assert "Prefers tea" in ok("history", record_id[:10])
     assert json.loads(ok("forget", record_id[:9], "--reason", "asked", "--json"))["status"] == "deleted"
     assert json.loads(ok("restore", record_id[:9], "--json"))["status"] == "active"
-    assert json.loads(ok("purge", record_id[:8], "--yes", "--json")) == {"purged": 1}
+    assert json.loads(ok("purge", record_id[:8], "--yes", "--json")) == {"purged": 1, "residue": None}
     short = invoke("show", record_id[:5])
     assert short.exit_code == 3 and "at least 8 characters" in short.output
 
@@ -99,7 +99,7 @@ def test_json_on_every_command_that_prints_a_result(env):
         "reindexed": 0, "terms_rebuilt": 0, "tokenizer": DEFAULT_TOKENIZER.name}
     assert json.loads(ok("maintain", "--json")) == {"expired": 0, "consolidated": 0}
     assert json.loads(ok("forget", record_id, "--json"))["status"] == "deleted"
-    assert json.loads(ok("purge", "--user", "alice", "--yes", "--json")) == {"purged": 1}
+    assert json.loads(ok("purge", "--user", "alice", "--yes", "--json")) == {"purged": 1, "residue": None}
     assert json.loads(ok("jobs", "--json")) == {"items": []}
 
 

@@ -89,7 +89,7 @@ def test_purge_scope_removes_a_whole_user_and_nothing_else(memory, alice, bob):
         memory.remember(text, alice)
     memory.remember("nested", alice.child("private"))
     memory.remember("b one", bob)
-    assert memory.purge_scope(alice) == 3
+    assert memory.purge_scope(alice).records == 3
     assert memory.list(bob).items[0].content == "b one"
 
 

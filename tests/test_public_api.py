@@ -21,6 +21,8 @@ PINNED = {
     "StaleTermsError",
     # typed storage errors (issue 11)
     "ReadOnlyStoreError", "StorageFullError",
+    # integrity under attack and under load (issue 21)
+    "PurgeReport", "WorkCancelledError",
 }
 
 

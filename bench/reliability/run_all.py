@@ -32,6 +32,7 @@ LONG = {
     "stateful_model": ["--examples", "100", "--steps", "40"],
     "llm_faults": ["--repeat", "3", "--call-deadline", "3", "--add-deadline", "6"],
     "search_under_writes": ["--searches", "1000", "--writers", "4"],
+    "purge_scan": ["--users", "20"],
 }
 QUICK = {
     "durability": ["--rounds", "1", "--writers", "2", "--readers", "1", "--seconds", "1.5"],
@@ -42,6 +43,7 @@ QUICK = {
     "stateful_model": ["--examples", "8", "--steps", "15"],
     "llm_faults": ["--repeat", "1", "--call-deadline", "0.5", "--add-deadline", "1"],
     "search_under_writes": ["--searches", "100", "--writers", "2"],
+    "purge_scan": ["--users", "2"],
 }
 
 

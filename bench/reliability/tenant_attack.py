@@ -218,6 +218,31 @@ def side_channel(memory: Memory, word: str, documents: int) -> dict[str, Any]:
     return {"before": before, "after": after, "changed": before != after}
 
 
+def turn_side_channel(memory: Memory, documents: int, own_turns: int = 150) -> dict[str, Any]:
+    """The same for past conversations (issue 21 item 3): the attacker keeps more turns
+    holding one of two query words than a search reads as candidates; the victim keeps
+    ``documents`` turns holding one of them. What the attacker's search returns (threads,
+    scores, the turns matched) must not move. Before, the candidates were pre-ranked by
+    FTS5's bm25() over every tenant's turns: the victim's turns changed which of the
+    attacker's own were read."""
+    first, second = "wum" + _letters(6), "vex" + _letters(6)
+    own = Scope(ATTACKER, ("users", "mallory"))
+    for i in range(own_turns):
+        memory.threads.record([f"{first} note {i}", f"{second} memo {i}"], own, thread_id=f"t{i % 7}")
+
+    def seen() -> list[Any]:
+        return [(e.thread_id, e.score, [t.seq for t in e.turns if t.matched])
+                for e in memory.threads.search(f"{first} {second}", own, k=7)]
+
+    before = seen()
+    victim = Scope(VICTIM, ("users", "ana"))
+    for start in range(0, documents, 100):
+        memory.threads.record([f"{first} {first} visited" for _ in range(min(100, documents - start))], victim,
+                              thread_id=f"v{start}")
+    after = seen()
+    return {"before": before[:2], "after": after[:2], "changed": before != after}
+
+
 def run(backend: str, *, rounds: int = 1, pg_url: str | None = None, side_documents: int = 50) -> dict[str, Any]:
     target = _common.new_target(backend, pg_url=pg_url)
     try:
@@ -233,12 +258,13 @@ def run(backend: str, *, rounds: int = 1, pg_url: str | None = None, side_docume
                 totals["server_errors"] += found.server_errors
                 totals["changed"] += _victim_intact(memory, found)
             channel = side_channel(memory, "zorblax" + _letters(6), side_documents)
+            turns = turn_side_channel(memory, max(side_documents, 20) * 10)
         return {"backend": backend, "attempts": totals["attempts"], "leaks": len(totals["leaks"]),
                 "first_leak": totals["leaks"][0] if totals["leaks"] else None,
                 "server_errors": len(totals["server_errors"]), "victim_records_changed": len(totals["changed"]),
-                "side_channel": channel,
+                "side_channel": channel, "turn_side_channel": turns,
                 "ok": not totals["leaks"] and not totals["server_errors"] and not totals["changed"]
-                and not channel["changed"]}
+                and not channel["changed"] and not turns["changed"]}
     finally:
         target.close()
 

@@ -43,6 +43,7 @@ from .errors import (
     StorageError,
     StorageFullError,
     ValidationError,
+    WorkCancelledError,
 )
 from .governance.keys import KeyStatus, Revealed, Rotation
 from .governance.quality import QualityReport
@@ -61,6 +62,7 @@ from .model import (
     Message,
     Operation,
     Page,
+    PurgeReport,
     Scope,
     SearchHit,
     Sensitivity,
@@ -131,6 +133,7 @@ __all__ = [
     "PermissionDeniedError",
     "Policy",
     "Provenance",
+    "PurgeReport",
     "QualityReport",
     "ReadOnlyStoreError",
     "Recall",
@@ -158,6 +161,7 @@ __all__ = [
     "ValidationError",
     "Verdict",
     "Version",
+    "WorkCancelledError",
     "WriteIntent",
     "WriteSample",
     "__version__",

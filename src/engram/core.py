@@ -17,7 +17,9 @@ that one as skipped and commit the rest.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
@@ -35,7 +37,7 @@ from .limits import InputLimits
 from .model import Job, MemoryRecord, Operation, SearchHit, Status, Version
 from .pii import ENCRYPTED_KEY, PIIPolicies, PIIPolicy, Redactor, screen, screen_record
 from .search.tokenize import DEFAULT_TOKENIZER, Tokenizer
-from .store.base import AuditDraft, RecordWrite, Store, Touch, WriteBatch
+from .store.base import AuditDraft, Holding, RecordWrite, Store, Touch, WriteBatch
 from .writes import new_id, retire
 
 
@@ -77,6 +79,19 @@ class WriteCore:
         self.pii = pii or PIIPolicies()
         self.approvals = approvals or ApprovalRules()
         self.limits = limits or InputLimits()
+        self._held = threading.local()
+
+    @contextmanager
+    def holding(self, holding: Holding) -> Iterator[None]:
+        """Every commit of this thread inside the block is refused (WorkCancelledError,
+        nothing written) unless the job or lease ``holding`` names is still there: a
+        purge deletes them first, so background work begun before it writes nothing."""
+        before = getattr(self._held, "value", None)
+        self._held.value = holding
+        try:
+            yield
+        finally:
+            self._held.value = before
 
     def pii_for(self, tenant: str) -> PIIPolicy:
         return self.pii.for_tenant(tenant)
@@ -157,12 +172,14 @@ class WriteCore:
             records=tuple(RecordWrite(r, self.tokenizer.index_text(r.indexed_text), v, _expected(c))
                           for (c, r), v in zip(pairs, vectors)),
             versions=tuple(v for c, r in pairs for v in _versions(c, r)),
-            audit=(*(_audit(c, r, now) for c, r in pairs), *(_purge_audit(c, now) for c in purged), *audit),
+            audit=(*(_audit(c, r, now) for c, r in pairs),
+                   *(_purge_audit(c, now, governance.purged_scopes) for c in purged), *audit),
             purge_ids=tuple(c.previous.id for c in purged if c.previous is not None),
             touches=tuple(touches),
             jobs=tuple(jobs),
             governance=governance,
             episodes=self._screened_turns(tenant, episodes or EpisodeWrites()),
+            holding=getattr(self._held, "value", None),
         )
         if (batch.records or batch.purge_ids or batch.audit or batch.touches or batch.jobs
                 or not governance.empty or not batch.episodes.empty):
@@ -329,9 +346,14 @@ def _audit(change: Change, record: MemoryRecord, now: datetime) -> AuditDraft:
                       source_message_id=record.source.message_id, detail=detail)
 
 
-def _purge_audit(change: Change, at: datetime) -> AuditDraft:
-    """That a purge happened, by whom and why; never what was purged."""
+def _purge_audit(change: Change, at: datetime, erased: Sequence[tuple[str, ...]]) -> AuditDraft:
+    """That a purge happened, by whom and why; never what was purged. A record purged
+    with its whole scope (a user erased) is audited without the scope's labels."""
     gone = change.previous
     assert gone is not None
+    namespace = gone.scope.namespace
+    if any(namespace[: len(scope)] == scope for scope in erased):
+        return AuditDraft(actor=change.actor, operation=Operation.PURGE, at=at, record_id=gone.id,
+                          version=gone.version, detail={"scope_erased": True})
     return AuditDraft(actor=change.actor, operation=Operation.PURGE, at=at, record_id=gone.id, version=gone.version,
-                      namespace=gone.scope.namespace, detail={"reason": change.reason} if change.reason else {})
+                      namespace=namespace, detail={"reason": change.reason} if change.reason else {})

@@ -8,6 +8,7 @@
     │   └── ImportFormatError      a malformed JSONL line (carries ``line``)
     ├── NotFoundError              no such record in the caller's scope
     ├── ConflictError              a compare-and-swap lost: the record changed meanwhile
+    │   └── WorkCancelledError     the job or lease a write ran under is gone (its scope was purged)
     ├── PermissionDeniedError      read-only memory, refused by a policy hook
     │   └── PIIForbiddenError      the PII policy forbids storing what was found
     ├── PendingApprovalError       an approval rule matched: kept as a pending change, not written
@@ -65,6 +66,11 @@ class NotFoundError(EngramError, KeyError):
 
 class ConflictError(EngramError):
     """A write expected one version of a record and found another."""
+
+
+class WorkCancelledError(ConflictError):
+    """Background work (a job, a consolidation run) wrote under a job or a lease that is
+    gone: its scope was purged meanwhile (or the job cancelled). Nothing was written."""
 
 
 class PermissionDeniedError(EngramError, PermissionError):

@@ -35,6 +35,7 @@ from .model import (
     MemoryRecord,
     Operation,
     Page,
+    PurgeReport,
     Scope,
     SearchHit,
     Sensitivity,
@@ -59,7 +60,7 @@ from .search.retrieve import Retriever, retrieve
 from .search.store_terms import StoreTerms, store_terms
 from .search.tokenize import Tokenizer
 from .store import Store, open_store
-from .store.base import AuditQuery, RecordFilter, TimeRange
+from .store.base import AuditDraft, AuditQuery, RecordFilter, TimeRange
 from .writes import MemoryDraft, build_record, retire, revise
 
 log = logging.getLogger("engram")
@@ -106,7 +107,7 @@ class Memory:
         self.store = store
         self.embedder = embedder or make_embedder(self.settings.embedder)
         # one embedding per query text however many scopes a context() or recall() searches
-        self._queries = QueryCache(self.embedder)
+        self._queries = QueryCache(self.embedder, self.settings.query_cache_size)
         self.clock = clock or SystemClock()
         self.policies = list(policies)
         terms = store_terms(store, self.settings.cjk_tokenizer)
@@ -345,29 +346,45 @@ class Memory:
         new = replace(new, status=Status.ACTIVE, valid_to=None, superseded_by=None, expires_at=expires_at)
         return self.core.write([Change(Operation.RESTORE, new, old, actor, reason)])[0]
 
-    def purge(self, record_id: str, scope: Scope, *, reason: str | None = None, actor: str = DEFAULT_ACTOR) -> None:
+    def purge(self, record_id: str, scope: Scope, *, reason: str | None = None,
+              actor: str = DEFAULT_ACTOR) -> PurgeReport:
         """Hard delete, versions included (the right to be forgotten). The audit keeps
         that a purge happened, never the content."""
-        self._purge_many([self._stored(record_id, scope)], scope, reason=reason, actor=actor)
+        return self._purge_many([self._stored(record_id, scope)], scope, reason=reason, actor=actor)
 
-    def purge_scope(self, scope: Scope, *, reason: str | None = None, actor: str = DEFAULT_ACTOR) -> int:
-        """Purge every record in a scope and below it (e.g. all of one user)."""
+    def purge_scope(self, scope: Scope, *, reason: str | None = None, actor: str = DEFAULT_ACTOR) -> PurgeReport:
+        """Erase a scope and everything below it (e.g. all of one user): records and their
+        versions, conversations, background jobs, pending changes, write samples, recalls,
+        statistics; the scope's audit rows stay without its labels or free text, and the
+        purge is audited with ``reason`` (so never name the user in it). Work begun before
+        (a queued or running job, a consolidation run, an approval) writes nothing there
+        afterwards. ``residue`` says what, if anything, still holds purged bytes on disk."""
+        check_scope(scope)
         where = RecordFilter(namespace=scope.namespace, descendants=True, statuses=())
-        records = self.store.query(scope.tenant, where, limit=10**9)
-        return self._purge_many(records, scope, reason=reason, actor=actor, whole_scope=True)
+
+        def attempt() -> PurgeReport:  # a record written there meanwhile: list the scope again
+            records = self.store.query(scope.tenant, where, limit=10**9)
+            return self._purge_many(records, scope, reason=reason, actor=actor, whole_scope=True)
+
+        return last_writer_wins(attempt, budget_s=self._contention_budget_s)
 
     def _purge_many(
          self, records: Sequence[MemoryRecord], scope: Scope, *, reason: str | None, actor: str = DEFAULT_ACTOR,
          whole_scope: bool = False,
-    ) -> int:
-        """``whole_scope``: pending changes and write samples of the scope go too."""
+    ) -> PurgeReport:
+        """``whole_scope``: everything else of the scope goes too (store/erase_sql.py)."""
         for record in records:
             if not scope.contains(record.scope):
                 raise NotFoundError(f"no memory {record.id!r} in scope {scope}")
-        extra = GovernanceWrites(purged_scopes=(scope.namespace,)) if whole_scope else None
+        extra, audit = None, []
+        if whole_scope:
+            extra = GovernanceWrites(purged_scopes=(scope.namespace,))
+            audit = [AuditDraft(actor=actor, operation=Operation.PURGE, at=self.clock.now(),
+                                detail={"scope_erased": True, "records": len(records),
+                                        **({"reason": reason} if reason else {})})]
         self.core.write([Change(Operation.PURGE, None, record, actor, reason) for record in records],
-                        tenant=scope.tenant, governance=extra)
-        return len(records)
+                        tenant=scope.tenant, governance=extra, audit=audit)
+        return PurgeReport(len(records), self.store.erase_traces())
 
     # -- reads -------------------------------------------------------------------------------
 
@@ -423,7 +440,7 @@ class Memory:
             settings = replace(settings, diversify=False)
         hits = retrieve(self.store, self._queries, scope.tenant, where, query, k=k, settings=settings, now=now,
                         tokenizer=self.core.tokenizer)
-        return [replace(hit, record=seen_at(hit.record, now)) for hit in hits if hit.score >= min_score][:k]
+        return [_seen(hit, now) for hit in hits if hit.score >= min_score][:k]
 
     def context(
         self,
@@ -642,6 +659,12 @@ def _pii_policies(pii: PIIPolicy | PIIPolicies | None, settings: Settings) -> PI
     if isinstance(pii, PIIPolicy):
         return PIIPolicies(default=pii)
     return PIIPolicies.load(settings.pii_policy)
+
+
+def _seen(hit: SearchHit, now: datetime) -> SearchHit:
+    """The hit with its record as reads show it at ``now`` (a copy only when that differs)."""
+    record = seen_at(hit.record, now)
+    return hit if record is hit.record else replace(hit, record=record)
 
 
 def _valid_now(where: RecordFilter, now: datetime) -> RecordFilter:

@@ -311,6 +311,20 @@ class Page:
 
 
 @dataclass(frozen=True, slots=True)
+class PurgeReport:
+    """What a purge removed, and whether any byte of it is still in the database files
+    (``residue``: None when nothing is; else what still holds it and what finishes it,
+    e.g. a reader holding the SQLite WAL, or PostgreSQL's dead rows until VACUUM FULL)."""
+
+    records: int
+    residue: str | None = None
+
+    @property
+    def complete(self) -> bool:
+        return self.residue is None
+
+
+@dataclass(frozen=True, slots=True)
 class Stats:
     records: int
     active: int

@@ -82,6 +82,7 @@ class Maintenance:
         report = maintenance.maintain(self._core)
         self._approvals.expire()
         self._threads.drop_expired()
+        self._core.store.erase_traces()  # a purge's WAL a reader kept from being emptied
         return report
 
     def reindex(self, *, batch_size: int = 256, progress: Callable[[int, int], None] | None = None) -> int:

@@ -223,8 +223,9 @@ def maintenance_data(report: Any) -> JSON:
     return {"expired": report.expired, "consolidated": report.consolidated}
 
 
-def purged_data(count: int) -> JSON:
-    return {"purged": count}
+def purged_data(report: Any) -> JSON:
+    """A ``PurgeReport``: how many records, and what still holds purged bytes (null: nothing)."""
+    return {"purged": report.records, "residue": report.residue}
 
 
 def reindexed_data(count: int, tokenizer: str | None = None, terms_rebuilt: int = 0) -> JSON:

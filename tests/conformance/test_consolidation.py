@@ -117,8 +117,9 @@ def test_two_workers_at_once_consolidate_a_scope_once(backend, clock):
 
 
 def test_two_runs_that_read_the_same_turns_cannot_both_commit(backend, clock):
-    """Even past the leader lock (a lease that ran out mid-run), the watermark's
-    compare-and-swap lets one of two runs that read the same turns commit."""
+    """Even past the leader lock and the lease check of every write (a lease that ran
+    out mid-run), the watermark's compare-and-swap lets one of two runs that read the
+    same turns commit."""
     first, second = backend.memory(clock=clock), backend.memory(clock=clock)
     for i in range(5):
         first.threads.record([f"I have a pet named Pet{i}"], ALICE, thread_id="t")
@@ -144,7 +145,10 @@ def test_two_runs_that_read_the_same_turns_cannot_both_commit(backend, clock):
     reports = []
 
     def work(memory):
+        from contextlib import nullcontext
+
         memory.core.store = NoLock(memory.store)
+        memory.core.holding = lambda holding: nullcontext()  # and no lease row to check: as if both held it
         consolidator = Consolidator(memory.core, lambda: memory.pipeline, embed_turns=False)
         reports.append(consolidator.run_scope(ALICE))
 

@@ -30,7 +30,7 @@ def test_purge_scope_takes_the_subtree_only(memory):
     alice2 = Scope("acme", ("users", "alice2"))
     for scope in (alice, private, alice2):
         memory.remember(f"note in {'/'.join(scope.namespace)}", scope)
-    assert memory.purge_scope(alice) == 2
+    assert memory.purge_scope(alice).records == 2
     assert memory.list(alice, include_descendants=True).items == ()
     assert [r.content for r in memory.list(alice2).items] == ["note in users/alice2"]
     assert memory.scopes.namespaces(Scope("acme")) == [("users", "alice2")]

@@ -276,7 +276,8 @@ def test_forget_restore_history_and_purge(client):
     history = client.get(f"/v1/memories/{rid}/history", headers=A).json()["items"]
     assert [(v["operation"], v["reason"]) for v in history] == [
         ("create", None), ("forget", "user asked"), ("restore", "mistake")]
-    assert client.post(f"/v1/memories/{rid}/purge", json={"reason": "gdpr"}, headers=A).json() == {"purged": 1}
+    assert client.post(f"/v1/memories/{rid}/purge", json={"reason": "gdpr"}, headers=A).json() == {"purged": 1,
+                                                                                                 "residue": None}
     assert_error(client.get(f"/v1/memories/{rid}", headers=A), 404, "NotFoundError")
     purges = client.get("/v1/audit", params={"operation": "purge"}, headers=A).json()["items"]
     assert [(e["record_id"], e["detail"]) for e in purges] == [(rid, {"reason": "gdpr"})]
@@ -286,7 +287,7 @@ def test_purge_scope_removes_one_user_never_a_tenant(client):
     remember(client, "one")
     remember(client, "two")
     client.post("/v1/memories", json={"content": "bob's", "scope": {"user": "bob"}}, headers=A)
-    assert client.post("/v1/purge", json={"scope": ALICE}, headers=A).json() == {"purged": 2}
+    assert client.post("/v1/purge", json={"scope": ALICE}, headers=A).json() == {"purged": 2, "residue": None}
     assert_error(client.post("/v1/purge", json={"scope": {}}, headers=A), 422, "InvalidValueError", "whole tenant")
     assert_error(client.post("/v1/purge", json={}, headers=A), 422, "ValidationError", "scope: Field required")
     assert len(client.get("/v1/memories", params={"user": "bob"}, headers=A).json()["items"]) == 1

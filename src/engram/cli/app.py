@@ -252,11 +252,15 @@ def purge(
         if not yes and not typer.confirm(f"Purge {what}? This cannot be undone.", err=True):
             raise typer.Exit(1)
         if target:
-            run(lambda: memory.purge(target, scope, reason=reason, actor="cli"))
-            count = 1
+            report = run(lambda: memory.purge(target, scope, reason=reason, actor="cli"))
         else:
-            count = run(lambda: memory.purge_scope(scope, reason=reason, actor="cli"))
-    print_json(purged_data(count)) if json_out else say(f"purged {count} memories")
+            report = run(lambda: memory.purge_scope(scope, reason=reason, actor="cli"))
+    if json_out:
+        print_json(purged_data(report))
+        return
+    say(f"purged {report.records} memories")
+    if report.residue:
+        say(f"not yet gone from the disk: {report.residue}")
 
 
 @app.command()

@@ -25,13 +25,13 @@ from ..core import Admitted, WriteCore, retired_by
 from ..episodes.search import embed_missing
 from ..episodes.summary import plan_episode
 from ..episodes.values import EpisodeLink, EpisodeWrites, ThreadQuery, Turn, TurnQuery, WatermarkMove
-from ..errors import ConflictError, PermissionDeniedError
+from ..errors import ConflictError, PermissionDeniedError, WorkCancelledError
 from ..governance.values import GovernanceWrites
 from ..llm.base import LLM, TokenUsage
 from ..maintenance import duplicates_in
 from ..model import Message, Operation, Scope
 from ..pipeline.run import EXTRACTED_BY, AddEvent, AddRun, Pipeline
-from ..store.base import AuditDraft, RecordFilter
+from ..store.base import AuditDraft, Holding, RecordFilter
 from .agent import ConsolidationAgent
 
 ACTOR = "consolidator"
@@ -54,7 +54,7 @@ class Diff:
 class ScopeReport:
     tenant: str
     namespace: tuple[str, ...]
-    status: str  # done / nothing / locked / conflict / dry-run / failed
+    status: str  # done / nothing / locked / conflict / cancelled (scope purged meanwhile) / dry-run / failed
     turns: int = 0
     after_seq: int = 0
     upto_seq: int = 0
@@ -133,7 +133,11 @@ class Consolidator:
             if not held:
                 return ScopeReport(scope.tenant, scope.namespace, "locked")
             try:
-                return self._locked_run(scope, now, dry_run)
+                # every write of the run checks the lease is still ours: a purge of the scope deletes it
+                with self.core.holding(Holding(lease=(scope.namespace, self.holder))):
+                    return self._locked_run(scope, now, dry_run)
+            except WorkCancelledError as exc:  # the scope was purged meanwhile: nothing of ours was written
+                return ScopeReport(scope.tenant, scope.namespace, "cancelled", error=str(exc))
             except ConflictError as exc:  # another run got there first: nothing of ours was written
                 return ScopeReport(scope.tenant, scope.namespace, "conflict", error=str(exc))
 

@@ -100,7 +100,8 @@ before: datetime | None = None,
             return 0
         now, done = self._core.clock.now(), 0
         store = self._core.store
-        for tenant in sorted(set(store.tenants()) | set(retention.tenants)):
+        # tenants that keep conversations but no memories (yet) have turns to drop too
+        for tenant in sorted(set(store.tenants()) | set(store.turn_tenants()) | set(retention.tenants)):
             cutoff = retention.cutoff(tenant, now)
             if cutoff is not None:
                 self._core.commit([], tenant=tenant, episodes=EpisodeWrites(drop_before=cutoff))

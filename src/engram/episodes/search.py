@@ -19,6 +19,7 @@ from .values import EpisodeWrites, Turn, TurnQuery, TurnVector
 
 BM25_K1, BM25_B = 1.2, 0.75
 POOL = 200
+CANDIDATES = 2000  # matching turns read per search, newest first, all scored; the best POOL are kept
 EMBED_BATCH = 256
 
 
@@ -89,7 +90,7 @@ def _said_before(turn: Turn, before: datetime | None) -> bool:
 
 def _lexical(core: WriteCore, scope: Scope, query: str, descendants: bool) -> dict[int, tuple[Turn, float]]:
     terms = core.tokenizer.query_terms(query)
-    found = core.store.turn_candidates(scope.tenant, scope.namespace, descendants, terms, POOL)
+    found = core.store.turn_candidates(scope.tenant, scope.namespace, descendants, terms, CANDIDATES)
     if not found:
         return {}
     total = max(core.store.turn_count(scope.tenant, scope.namespace, descendants), len(found))
@@ -107,7 +108,8 @@ def _lexical(core: WriteCore, scope: Scope, query: str, descendants: bool) -> di
                 score += idf * tf * (BM25_K1 + 1) / (tf + BM25_K1 * (1 - BM25_B + BM25_B * length / avgdl))
         if score > 0:
             out[turn.seq] = (turn, score)
-    return out
+    best = sorted(out, key=lambda seq: (-out[seq][1], -seq))[:POOL]
+    return {seq: out[seq] for seq in best}
 
 
 def embed_missing(core: WriteCore, scope: Scope, descendants: bool, limit: int) -> int:

@@ -21,9 +21,10 @@ from datetime import timedelta
 from typing import Any
 
 from ..core import WriteCore
-from ..errors import EngramError
+from ..errors import EngramError, WorkCancelledError
 from ..model import Job, JobStatus, Message, Scope, freeze_mapping
 from ..pii import ENCRYPTED_KEY, redact_message, reveal
+from ..store.base import Holding
 from ..writes import new_id
 from .messages import message_from_data, message_to_data
 from .run import AddResult, AddRun, Pipeline
@@ -69,9 +70,14 @@ def work_once(core: WriteCore, pipeline: Pipeline) -> Job | None:
     scope = Scope(job.tenant, tuple(payload["namespace"]))
     try:
         run = AddRun(core, pipeline, scope, payload.get("thread_id"), payload["actor"])
-        result = run.run(_turns(payload, core.pii_for(job.tenant).encryption_key), force=bool(payload.get("force")))
+        with core.holding(Holding(job_id=job.id)):  # a purge of the scope meanwhile: nothing is written
+            result = run.run(_turns(payload, core.pii_for(job.tenant).encryption_key),
+                             force=bool(payload.get("force")))
         if result.error:
             raise EngramError(f"extraction failed: {result.error}")
+    except WorkCancelledError as exc:  # the job row is gone with its scope: nothing to record it on
+        log.info("job %s cancelled: %s", job.id, exc)
+        return job
     except Exception as exc:  # a job's edge: any failure is recorded on the job, never lost
         _failed(core, job, f"{type(exc).__name__}: {exc}")
         return job

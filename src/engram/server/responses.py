@@ -186,6 +186,7 @@ class ImportOut(BaseModel):
 
 class PurgedOut(BaseModel):
     purged: int
+    residue: str | None = None  # what still holds purged bytes on disk and what finishes it (null: nothing)
 
 
 class MeOut(BaseModel):

@@ -204,8 +204,8 @@ def v1_router(memory: Memory, tenant_of: Callable[..., str], permissions_of: Cal
     @router.post("/memories/{record_id}/purge", response_model=PurgedOut, tags=["memories"])
     def purge(record_id: str, tenant: Tenant, scope: QueryScope, body: ReasonIn | None = None) -> dict[str, Any]:
         """Hard delete, versions included. The audit keeps that it happened, never the content."""
-        memory.purge(record_id, scope.resolve(tenant), reason=(body or ReasonIn()).reason, actor=ACTOR)
-        return purged_data(1)
+        return purged_data(memory.purge(record_id, scope.resolve(tenant), reason=(body or ReasonIn()).reason,
+                                        actor=ACTOR))
 
     @router.post("/purge", response_model=PurgedOut, tags=["memories"])
     def purge_scope(body: PurgeScopeIn, tenant: Tenant) -> dict[str, Any]:

@@ -103,6 +103,17 @@ class Touch:
 
 
 @dataclass(frozen=True, slots=True)
+class Holding:
+    """What background work must still hold when it commits (checked inside the write
+    transaction): the job it runs for, still claimed, or the consolidation lease of
+    its scope, still its own. A whole-scope purge deletes both first, so work begun
+    before a purge can never write into the purged scope (WorkCancelledError)."""
+
+    job_id: str | None = None
+    lease: tuple[tuple[str, ...], str] | None = None  # (namespace, holder)
+
+
+@dataclass(frozen=True, slots=True)
 class WriteBatch:
     """Everything one logical change writes, applied in ONE transaction, in this
     order: purges, records (with compare-and-swap), versions, touches, audit, jobs,
@@ -117,12 +128,46 @@ class WriteBatch:
     jobs: tuple[Job, ...] = ()  # background jobs to enqueue
     governance: GovernanceWrites = field(default_factory=GovernanceWrites)  # pending changes, recalls, samples
     episodes: EpisodeWrites = field(default_factory=EpisodeWrites)  # turns, threads, watermarks (engram.episodes)
+    holding: Holding | None = None  # background work: refused unless its job or lease is still there
 
 
 @dataclass(frozen=True, slots=True)
 class ScoredId:
     id: str
     score: float
+
+
+@dataclass(frozen=True, slots=True)
+class RankFields:
+    """What ranking reads of candidate records, as columns aligned with ``ids``: the
+    candidate pool is ranked on these and only the hits returned are read in full."""
+
+    ids: tuple[str, ...]
+    importance: np.ndarray  # float64
+    updated_us: np.ndarray  # int64 microseconds since the epoch (exact: recency is computed from it)
+    valid_from: np.ndarray  # float64 epoch seconds
+    valid_to: np.ndarray  # float64 epoch seconds, +inf when open-ended
+    expires_at: np.ndarray  # float64 epoch seconds, +inf when never
+    deleted: np.ndarray  # bool: status is deleted
+    threads: tuple[str | None, ...]  # source.thread_id
+
+    @staticmethod
+    def concat(parts: Sequence[RankFields]) -> RankFields:
+        if len(parts) == 1:
+            return parts[0]
+        if not parts:
+            none = np.zeros(0, np.float64)
+            return RankFields((), none, np.zeros(0, np.int64), none, none, none, np.zeros(0, bool), ())
+        return RankFields(
+            ids=tuple(key for part in parts for key in part.ids),
+            importance=np.concatenate([part.importance for part in parts]),
+            updated_us=np.concatenate([part.updated_us for part in parts]),
+            valid_from=np.concatenate([part.valid_from for part in parts]),
+            valid_to=np.concatenate([part.valid_to for part in parts]),
+            expires_at=np.concatenate([part.expires_at for part in parts]),
+            deleted=np.concatenate([part.deleted for part in parts]),
+            threads=tuple(thread for part in parts for thread in part.threads),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,6 +209,11 @@ class Store(Protocol):
 
     def vectors(self, tenant: str, ids: Sequence[str], model: str) -> dict[str, np.ndarray]: ...
 
+    def rank_fields(self, tenant: str, ids: Sequence[str], model: str) -> RankFields:
+        """What ranking reads of the records ``ids`` (those that exist, in any order);
+        ``model`` names the vector cache that may already hold them."""
+        ...
+
     def versions(self, tenant: str, record_id: str) -> list[Version]: ...
 
     def audit(self, tenant: str, query: AuditQuery) -> list[AuditEvent]: ...
@@ -171,6 +221,12 @@ class Store(Protocol):
     def namespaces(self, tenant: str, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]: ...
 
     def tenants(self) -> list[str]: ...
+
+    def erase_traces(self) -> str | None:
+        """After a purge: make what it deleted unreadable in the database files now, if
+        the backend can without waiting. None when nothing deleted is left on disk;
+        otherwise what still holds it and what will finish the job."""
+        ...
 
     # -- store-wide settings: what produced the stored index (e.g. "tokenizer") --------------
 

@@ -269,8 +269,10 @@ def _drop_before(conn: Any, t: Tables, tenant: str, cutoff: datetime) -> None:
     if t.sqlite:
         conn.execute("DELETE FROM turn_fts WHERE rowid IN (SELECT rowid FROM turns WHERE tenant = ? AND at < ?)",
                      (tenant, moment))
-    conn.execute(f"DELETE FROM {t.turns} WHERE {t.tenant} = {t.p} AND at < {t.p}", (tenant, moment))
+    dropped = conn.execute(f"DELETE FROM {t.turns} WHERE {t.tenant} = {t.p} AND at < {t.p}", (tenant, moment))
     conn.execute(f"DELETE FROM {t.threads} WHERE {t.tenant} = {t.p} AND last_at < {t.p}", (tenant, moment))
+    if t.sqlite and dropped.rowcount:  # dropped words leave the FTS5 segments too, as after a purge
+        conn.execute("INSERT INTO turn_fts (turn_fts) VALUES ('optimize')")
     conn.execute(
         f"UPDATE {t.threads} AS th SET turns = (SELECT count(*) FROM {t.turns} u WHERE u.{t.tenant} = th.{t.tenant} "
         f"AND u.namespace = th.namespace AND u.thread_id = th.id) WHERE {t.tenant} = {t.p} AND started_at < {t.p}",
@@ -363,7 +365,10 @@ class EpisodeReads:
 
     def turn_candidates(self, tenant: str, namespace: tuple[str, ...], descendants: bool, terms: Sequence[str],
                         limit: int) -> list[Turn]:
-        """Turns holding any of the terms (lexical candidates; the caller ranks them)."""
+        """Turns of the scope holding any of the terms, newest first (lexical candidates;
+        the caller ranks them by BM25 over the scope's own statistics). Never ordered by a
+        score of the shared index: FTS5's bm25() counts every tenant's turns, and another
+        tenant's writes would change which of the caller's turns are read (issue 21 item 3)."""
         if not terms:
             return []
         t = self._episode_tables
@@ -372,16 +377,15 @@ class EpisodeReads:
         if t.sqlite:
             match = fts_match(list(terms), scope_token(tenant, namespace, exact=not descendants))
             sql = (f"SELECT {cols} FROM turn_fts JOIN turns u ON u.rowid = turn_fts.rowid "
-                   f"WHERE turn_fts MATCH ? AND u.tenant = ?{where} ORDER BY bm25(turn_fts) LIMIT ?")
+                   f"WHERE turn_fts MATCH ? AND u.tenant = ?{where} ORDER BY u.seq DESC LIMIT ?")
             rows = self._episode_rows(tenant, sql, [match, tenant, *params, limit])
         else:
             from .postgres_rows import tsquery_text
 
             query = tsquery_text(list(terms))
-            # the turns matching the most query terms first (the caller ranks them by BM25)
             sql = (f"SELECT {cols} FROM {t.turns} u WHERE u.tenant_id = %s{where} AND u.tsv @@ %s::tsquery "
-                   "ORDER BY ts_rank(u.tsv, %s::tsquery) DESC, u.seq DESC LIMIT %s")
-            rows = self._episode_rows(tenant, sql, [tenant, *params, query, query, limit])
+                   "ORDER BY u.seq DESC LIMIT %s")
+            rows = self._episode_rows(tenant, sql, [tenant, *params, query, limit])
         return [turn_from_row(tenant, row) for row in rows]
 
     def turn_vectors(self, tenant: str, namespace: tuple[str, ...], descendants: bool,

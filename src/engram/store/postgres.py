@@ -42,8 +42,8 @@ from . import episodes_sql as episodes
 from . import governance_sql as governance
 from . import postgres_jobs as jobs
 from . import postgres_rows as rows
-from .base import AuditQuery, OrderBy, RecordFilter, ScoredId, WriteBatch
-from .codec import namespace_from_key, namespace_key, namespace_range
+from .base import AuditQuery, OrderBy, RankFields, RecordFilter, ScoredId, WriteBatch
+from .codec import RANK_COLUMNS, namespace_from_key, namespace_key, namespace_range, rank_fields_from_rows
 from .episodes_sql import POSTGRES_TABLES as EPISODE_TABLES
 from .governance_sql import POSTGRES_TABLES as GOVERNANCE_TABLES
 from .postgres_migrations import ALL_TENANTS, TENANT_SETTING, migrate
@@ -146,6 +146,7 @@ class PostgresStore(episodes.EpisodeReads):
         self._indexes: dict[tuple[str, int], tuple[bool, float]] = {}
         self.vector_paths: Counter[str] = Counter()  # "hnsw", "exact", "fallback": how searches ran
         self._vector_info: TypeInfo | None = None
+        self._iterative: bool | None = None  # pgvector >= 0.8: HNSW scans go on until the filter is filled
         self._closed = False
         kwargs = {"autocommit": True, "connect_timeout": connect_timeout, "application_name": "engram",
                   "prepare_threshold": prepare_threshold}  # None: no server-side prepared statements
@@ -260,6 +261,16 @@ class PostgresStore(episodes.EpisodeReads):
         self._indexes[(model, dim)] = (exists, time.monotonic())
         return exists
 
+    def _iterative_scans(self, conn: psycopg.Connection) -> bool:
+        """Whether the server's pgvector has iterative index scans (0.8.0 on): a filtered
+        HNSW search then keeps walking the graph until ``limit`` rows pass the filter,
+        instead of returning the few of its ef_search nearest that do."""
+        if self._iterative is None:
+            found = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'").fetchone()
+            version = tuple(int(part) for part in re.findall(r"\d+", found[0])[:2]) if found else (0, 0)
+            self._iterative = version >= (0, 8)
+        return self._iterative
+
     def _ensure_vector_index(self, model: str, dim: int) -> None:
         """The first write of a model creates its partial HNSW index (if this role may)."""
         if not self.hnsw or dim > _HNSW_MAX_DIM or ((model, dim) in self._indexes and self._indexes[(model, dim)][0]):
@@ -306,6 +317,12 @@ class PostgresStore(episodes.EpisodeReads):
                 except (psycopg.Error, PoolTimeout) as exc:
                     raise _translate(exc) from exc
             self._indexes.pop((model, dim), None)
+
+    def erase_traces(self) -> str | None:
+        """PostgreSQL cannot overwrite deleted rows in place: say what finishes a purge."""
+        return ("PostgreSQL keeps the purged rows' old versions in the table files until "
+                "`store.vacuum(full=True)` (VACUUM FULL, docs/POSTGRES.md) rewrites them, and in its write-ahead log "
+                "until checkpoints recycle it")
 
     def vacuum(self, *, full: bool = False) -> None:
         """Reclaim the dead row versions that updates and purges leave in the tables.
@@ -392,6 +409,8 @@ class PostgresStore(episodes.EpisodeReads):
                 ))[0]
                 if size > self.exact_threshold:
                     conn.execute(f"SET LOCAL hnsw.ef_search = {min(max(self.ef_search, limit), 1000)}")
+                    if self._iterative_scans(conn):
+                        conn.execute("SET LOCAL hnsw.iterative_scan = strict_order")
                     found = conn.execute(pg_nearest(self._s, clause, model, dim, indexed=True),
                                          [vector, *params, limit]).fetchall()
                     if len(found) >= min(limit, size):
@@ -416,6 +435,14 @@ class PostgresStore(episodes.EpisodeReads):
             tenant, lambda conn: conn.execute(sql, (tenant, model, list(ids)), binary=True).fetchall(), write=False
         )
         return {row[0]: row[1].to_numpy().astype(np.float32, copy=True) for row in found}
+
+    def rank_fields(self, tenant: str, ids: Sequence[str], model: str) -> RankFields:
+        wanted = [i for i in dict.fromkeys(ids) if isinstance(i, str) and "\x00" not in i]
+        if not wanted:
+            return RankFields.concat([])
+        found = self._read(tenant, f"SELECT {', '.join(RANK_COLUMNS)} FROM {self._s}.memories "
+                                   "WHERE tenant_id = %s AND id = ANY(%s)", (tenant, wanted))
+        return rank_fields_from_rows(found)
 
     def versions(self, tenant: str, record_id: str) -> list[Version]:
         found = self._read(
@@ -534,16 +561,30 @@ class PostgresStore(episodes.EpisodeReads):
     def scope_lease(self, tenant: str, namespace: tuple[str, ...], holder: str, now: datetime,
                     seconds: float) -> Iterator[bool]:
         """A session advisory lock held on one pooled connection for the run: released
-        when the run ends, or by the server when the holder's connection dies."""
+        when the run ends, or by the server when the holder's connection dies. The holder
+        is also written in the scope's consolidation row while it runs: the run's writes
+        check it is still there (a purge of the scope deletes it)."""
         if self._closed:
             raise StorageError("the store is closed")
         key = f"engram.consolidate.{self.schema}.{tenant}\x1f{namespace_key(namespace)}"
+        scope_key, until = namespace_key(namespace), datetime.fromtimestamp(now.timestamp() + seconds, tz=now.tzinfo)
         with self._pool.connection() as conn:
             got = bool(_one(conn.execute("SELECT pg_try_advisory_lock(hashtextextended(%s, 0))", (key,)))[0])
             try:
+                if got:
+                    self._transaction(tenant, lambda c: c.execute(
+                        f"INSERT INTO {self._s}.consolidation_state AS s (tenant_id, namespace, lease_holder, "
+                        "lease_until) VALUES (%s, %s, %s, %s) ON CONFLICT (tenant_id, namespace) DO UPDATE SET "
+                        "lease_holder = excluded.lease_holder, lease_until = excluded.lease_until",
+                        (tenant, scope_key, holder, until)), write=True)
                 yield got
             finally:
                 if got and not conn.broken:
+                    if not self._closed:
+                        self._transaction(tenant, lambda c: c.execute(
+                            f"UPDATE {self._s}.consolidation_state SET lease_holder = NULL, lease_until = NULL "
+                            "WHERE tenant_id = %s AND namespace = %s AND lease_holder = %s",
+                            (tenant, scope_key, holder)), write=True)
                     conn.execute("SELECT pg_advisory_unlock(hashtextextended(%s, 0))", (key,))
 
     def schema_version(self) -> int:

@@ -68,7 +68,8 @@ def finish(
         lambda conn: conn.execute(
             f"UPDATE {store._s}.jobs SET status = %s, last_error = coalesce(%s, last_error), result = %s, "
             "lease_until = NULL, next_attempt_at = coalesce(%s, next_attempt_at), updated_at = %s, "
-            "payload = CASE WHEN %s = 'done' THEN '{}'::jsonb ELSE payload END "  # a done job drops its turns
+            "payload = CASE WHEN %s = 'done' THEN jsonb_build_object('namespace', payload -> 'namespace') "
+            "ELSE payload END "  # a done job drops its turns, keeps its scope (a purge finds it)
             "WHERE tenant_id = %s AND id = %s",
             (status.value, error, None if result is None else Jsonb(result), retry_at, at, status.value, tenant,
              job_id),

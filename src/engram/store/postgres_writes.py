@@ -12,6 +12,7 @@ import psycopg
 
 from ..errors import ConflictError
 from . import episodes_sql
+from . import erase_sql as erase
 from . import postgres_rows as rows
 from .base import WriteBatch
 from .governance_sql import Tables, apply_governance
@@ -23,6 +24,11 @@ def apply_batch(conn: psycopg.Connection, s: str, batch: WriteBatch) -> None:
     promises: purges, records (compare-and-swap), versions, touches, jobs, audit;
     then the lexical statistics of each scope written."""
     tenant = batch.tenant
+    erasing = erase.Tables(POSTGRES, f"{s}.")
+    if batch.holding is not None:
+        erase.check_holding(conn, erasing, tenant, batch.holding)
+    for erased in batch.governance.purged_scopes:
+        erase.erase_scope(conn, erasing, tenant, erased, batch.purge_ids)
     ids = sorted({*batch.purge_ids, *(w.record.id for w in batch.records), *(t.record_id for t in batch.touches)})
     stored: dict[str, Stored] = {}
     if ids:  # lock every row the batch touches, in one order, so writers never deadlock
@@ -79,6 +85,8 @@ def apply_batch(conn: psycopg.Connection, s: str, batch: WriteBatch) -> None:
                                 batch.governance.purged_scopes)
     for namespace, change in delta.changed():
         _apply_lexicon(conn, s, tenant, namespace, change)
+    if batch.purge_ids:  # a scope left without records keeps no statistics row naming it
+        conn.execute(f"DELETE FROM {s}.scope_state WHERE tenant_id = %s AND docs <= 0", (tenant,))
 
 
 Stored = tuple[int, dict[str, int], int, str]  # version, term frequencies, length, namespace key

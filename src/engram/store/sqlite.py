@@ -34,20 +34,26 @@ from ..errors import (
 from ..governance.values import PendingChange, PendingQuery, RecallEvent, RecallQuery, SampleQuery, WriteSample
 from ..model import AuditEvent, Job, JobStatus, MemoryRecord, Stats, Version
 from . import episodes_sql as episodes
+from . import erase_sql as erase
 from . import governance_sql as governance
 from . import sqlite_jobs as job_rows
 from . import sqlite_lexical as lexical
 from . import sqlite_rows as rows
-from .base import AuditQuery, OrderBy, RecordFilter, ScoredId, WriteBatch
-from .codec import namespace_from_key, namespace_key, namespace_range
+from .base import AuditQuery, OrderBy, RankFields, RecordFilter, ScoredId, WriteBatch
+from .codec import RANK_COLUMNS, namespace_from_key, namespace_key, namespace_range, rank_fields_from_rows
 from .sql import SQLITE, audit_conditions, check_storable, filter_clause, order_clause
 from .sqlite_migrations import APPLICATION_ID, MIGRATIONS
 from .vector_cache import VectorCache
 
 T = TypeVar("T")
 _BUSY_RETRIES = 8
-_CHECKPOINT_TRIES = 20
 _PAGE_SIZE = 8192
+_MMAP_MB = 1024
+# What `engram stats` names as the vector read path: the pure-Python one (standard sqlite3 and
+# numpy), on every platform. Scoring a cold scope inside SQLite with sqlite-vec (through an
+# extension-loading binding such as sqlean.py) was measured faster for that first query
+# (docs/BENCHMARKS.md, issue 22) but is not wired in yet.
+READ_PATH = "exact numpy search over a per-scope columnar cache (no SQLite extension needed)"
 
 
 def _rollback(conn: sqlite3.Connection) -> None:
@@ -59,6 +65,7 @@ def _rollback(conn: sqlite3.Connection) -> None:
 
 _GOVERNANCE = governance.Tables(SQLITE)
 _EPISODES = episodes.Tables(SQLITE)
+_ERASE = erase.Tables(SQLITE)
 
 
 def _is_busy(exc: sqlite3.OperationalError) -> bool:
@@ -86,10 +93,11 @@ class SQLiteStore(episodes.EpisodeReads):
 
     def __init__(
         self, path: str | os.PathLike[str], *, busy_timeout_ms: int = 30_000, cache_mb: int = 512,
-        read_only: bool | None = None,
+        read_only: bool | None = None, mmap_mb: int = _MMAP_MB,
     ) -> None:
         """``read_only``: None opens a file this process cannot write read-only (reads
-        work, every write raises ReadOnlyStoreError); True forces it; False never."""
+        work, every write raises ReadOnlyStoreError); True forces it; False never.
+        ``mmap_mb``: how much of the file SQLite reads through a memory map (0: none)."""
         self.path = str(path)
         if self.path != ":memory:":
             self.path = str(Path(self.path).expanduser())
@@ -99,10 +107,12 @@ class SQLiteStore(episodes.EpisodeReads):
         if self.path != ":memory:" and not self.read_only:
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         self._busy_timeout_ms = busy_timeout_ms
+        self._mmap_bytes = max(int(mmap_mb), 0) * 1024 * 1024
         self._local = threading.local()
         self._connections: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
         self._closed = False
+        self._owed_checkpoint = False  # a purge's WAL not emptied yet (a reader held it)
         self._vectors = VectorCache(max_bytes=cache_mb * 1024 * 1024)
         self._connection()
         self._migrate()
@@ -136,6 +146,10 @@ class SQLiteStore(episodes.EpisodeReads):
                 # handler: several processes opening it at once must retry
                 self._retry_busy(lambda: conn.execute("PRAGMA journal_mode = WAL").fetchone())
             conn.execute("PRAGMA synchronous = NORMAL")
+            # a cold scope's vectors are read from mapped pages instead of copied through
+            # read(): those pages are the OS page cache's (file-backed, shared, reclaimable),
+            # which benchmarks report apart from the process's own (anonymous) memory
+            conn.execute(f"PRAGMA mmap_size = {self._mmap_bytes}")
             conn.execute("PRAGMA foreign_keys = ON")
             # a purge overwrites what it deletes (issue 11: the right to be forgotten)
             conn.execute("PRAGMA secure_delete = ON")
@@ -312,29 +326,53 @@ class SQLiteStore(episodes.EpisodeReads):
             raise ConflictError(f"write conflicts with stored data: {exc}") from exc
         except sqlite3.DatabaseError as exc:
             raise self._translate(exc, "SQLite write failed") from exc
-        if batch.purge_ids or batch.governance.purged_scopes:
-            self._truncate_wal()
+        if batch.purge_ids or batch.governance.purged_scopes or batch.episodes.drop_before is not None:
+            self._owed_checkpoint = True
+            self._truncate_wal(self._busy_timeout_ms / 1000)
 
-    def _truncate_wal(self) -> None:
-        """Copy the WAL into the file and empty it, so no old page image of a purged
-        record survives there. A reader in the middle of a transaction blocks the copy:
-        retried for up to a second; past that the next purge or checkpoint finishes it."""
-        if self.path == ":memory:":
-            return
+    def _truncate_wal(self, budget_s: float) -> bool:
+        """Copy the WAL into the file and empty it, so no old page image of what a purge
+        deleted survives there (nor, in the file, the pages the copy replaces). A reader
+        in the middle of a transaction blocks the copy: tried for at most ``budget_s`` (the
+        busy timeout), without SQLite's busy handler, which would wait that long per try.
+        True once done; else it stays owed (``erase_traces``, maintenance, the next purge)."""
+        if self.path == ":memory:" or self.read_only:
+            self._owed_checkpoint = False
+            return True
         conn = self._connection()
-        for _ in range(_CHECKPOINT_TRIES):
-            try:
-                busy = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
-            except sqlite3.OperationalError as exc:
-                if not _is_busy(exc):
-                    raise self._translate(exc, "checkpoint after purge failed") from exc
-                busy = 1
-            if not busy:
-                return
-            time.sleep(0.05)
+        deadline = time.monotonic() + budget_s
+        conn.execute("PRAGMA busy_timeout = 0")
+        try:
+            while True:
+                try:
+                    busy = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+                except sqlite3.OperationalError as exc:
+                    if not _is_busy(exc):
+                        raise self._translate(exc, "checkpoint after purge failed") from exc
+                    busy = 1
+                if not busy:
+                    self._owed_checkpoint = False
+                    return True
+                if time.monotonic() >= deadline:
+                    return False
+                time.sleep(min(0.05, max(deadline - time.monotonic(), 0.0)))
+        finally:
+            conn.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout_ms)}")
+
+    def erase_traces(self) -> str | None:
+        """One try (no wait) at finishing a purge whose WAL could not be emptied yet."""
+        if self._owed_checkpoint and not self._truncate_wal(0.0):
+            return (f"a reader of {self.path} holds a transaction open, so the write-ahead log still holds page "
+                    "images of what was purged; it is emptied as soon as the reader ends, by the next purge, "
+                    "`engram maintain` or the worker's maintenance (or when the last connection closes)")
+        return None
 
     def _apply(self, conn: sqlite3.Connection, batch: WriteBatch) -> None:
         tenant = batch.tenant
+        if batch.holding is not None:
+            erase.check_holding(conn, _ERASE, tenant, batch.holding)
+        for namespace in batch.governance.purged_scopes:
+            erase.erase_scope(conn, _ERASE, tenant, namespace, batch.purge_ids)
         for record_id in batch.purge_ids:
             rows.purge_record(conn, tenant, record_id)
         existed = self._existing_ids(conn, tenant, [w.record.id for w in batch.records if w.expected_version is None])
@@ -365,6 +403,8 @@ class SQLiteStore(episodes.EpisodeReads):
             job_rows.insert_job(conn, job)
         governance.apply_governance(conn, _GOVERNANCE, tenant, batch.governance, batch.purge_ids)
         episodes.apply_episodes(conn, _EPISODES, tenant, batch.episodes, batch.governance.purged_scopes)
+        if batch.purge_ids:  # a scope left without records keeps no statistics row naming it
+            conn.execute("DELETE FROM scopes WHERE tenant = ? AND docs <= 0", (tenant,))
         if batch.records or batch.purge_ids:
             conn.execute(
                 "INSERT INTO tenant_state (tenant, seq) VALUES (?, 1) "
@@ -450,9 +490,9 @@ class SQLiteStore(episodes.EpisodeReads):
     def _load_vectors(self, tenant: str, namespace: tuple[str, ...], descendants: bool, model: str):
         if descendants:
             bounds = namespace_range(namespace)
-            namespace_sql, params = (" AND namespace >= ? AND namespace < ?", list(bounds)) if bounds else ("", [])
+            namespace_sql, params = (" AND m.namespace >= ? AND m.namespace < ?", list(bounds)) if bounds else ("", [])
         else:
-            namespace_sql, params = " AND namespace = ?", [namespace_key(namespace)]
+            namespace_sql, params = " AND m.namespace = ?", [namespace_key(namespace)]
         with self._snapshot():  # the scope's vectors and the records they belong to, of one moment
             scopes = lexical.scopes_of(self._read, tenant, namespace, descendants, namespace_key(namespace))
             return lexical.load_vectors(self._read, tenant, model, scopes, namespace_sql, params)
@@ -465,6 +505,20 @@ class SQLiteStore(episodes.EpisodeReads):
             found = lexical.vectors_of(self._read, tenant, model, rest[start : start + 500])
             out.update({key: np.frombuffer(blob, dtype=np.float32) for key, blob in found.items()})
         return out
+
+    def rank_fields(self, tenant: str, ids: Sequence[str], model: str) -> RankFields:
+        # the pool of a search that has just loaded its scope: from the cached columns
+        parts = self._vectors.rank_fields(tenant, model, self._tenant_seq(tenant), ids) if ids else []
+        seen = {key for part in parts for key in part.ids}
+        rest = [key for key in dict.fromkeys(ids) if key not in seen]
+        for start in range(0, len(rest), 500):
+            chunk = rest[start : start + 500]
+            sql = (f"SELECT {', '.join(RANK_COLUMNS)} FROM memories WHERE tenant = ? "
+                   f"AND id IN ({', '.join('?' * len(chunk))})")
+            found = self._read(sql, [tenant, *chunk])
+            if found:
+                parts.append(rank_fields_from_rows(found))
+        return RankFields.concat(parts)
 
     def versions(self, tenant: str, record_id: str) -> list[Version]:
         found = self._read(
@@ -545,7 +599,8 @@ class SQLiteStore(episodes.EpisodeReads):
             audit_events=audits,
             tenants=tenants,
             embedding_models=models,
-            extra={"path": self.path, "bytes_on_disk": size, "schema_version": self.schema_version()},
+            extra={"path": self.path, "bytes_on_disk": size, "schema_version": self.schema_version(),
+                   "read_path": READ_PATH, "mmap_mb": self._mmap_bytes // (1024 * 1024)},
         )
 
     # -- governance (store/governance_sql.py) -------------------------------------------------

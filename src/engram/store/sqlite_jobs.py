@@ -42,10 +42,11 @@ def finish_job(
     error: str | None = None, result: dict | None = None, retry_at: datetime | None = None,
 ) -> None:
     conn.execute(
-        # a done job drops its payload (the turns): only its result stays
+        # a done job drops its payload (the turns): its result and its scope (a purge finds it) stay
         "UPDATE jobs SET status = ?, last_error = coalesce(?, last_error), result = ?, lease_until = NULL, "
         "next_attempt_at = coalesce(?, next_attempt_at), updated_at = ?, "
-        "payload = CASE WHEN ? = 'done' THEN '{}' ELSE payload END WHERE tenant = ? AND id = ?",
+        "payload = CASE WHEN ? = 'done' THEN json_object('namespace', json(json_extract(payload, '$.namespace'))) "
+        "ELSE payload END WHERE tenant = ? AND id = ?",
         (status.value, error, None if result is None else dumps(result), to_epoch(retry_at), to_epoch(at),
          status.value, tenant, job_id),
     )
