@@ -33,13 +33,17 @@ _EN_ABOUT_MEMORY = re.compile(
     re.IGNORECASE,
 )
 _EN_NOT_A_FORGET = re.compile(r"^(?:i|we)\s+(?:always\s+|often\s+|keep\s+|tend to\s+)?(?:forget|forgot)\b|\bdon't forget\b"
+                              r"|\b(?:people|everyone|everybody|they|he|she|you|nobody|i)\s+(?:always\s+|often\s+|usually\s+)?"
+                              r"(?:forget|forgets|forgot)\b"
                               r"|\bnever forget\b|\bdo not forget\b|\bforget(?:ting)? (?:my|the) (?:keys|wallet|phone)",
                               re.IGNORECASE)
 _EN_TOPIC = re.compile(
-    r"\b(?:about|regarding|re|on)\s+(?P<about>(?:my |the |our |that |his |her )?[\w' -]{2,60}?)\s*(?:[,.;!?]|$|\bplease\b"
+    r"\b(?:forget|delete|erase|remove|drop|wipe|remembering|keep(?:ing)?|store|storing)\s+(?:the |that |this |all the )"
+    r"(?P<thing>[\w' -]{2,40}?)\s+(?:thing|stuff|bit|part|info|information|details?|business)\b"
+    r"|\b(?:about|regarding)\s+(?P<about>(?:my |the |our |that |his |her )?[\w' -]{2,60}?)\s*(?:[,.;!?]|$|\bplease\b"
     r"|\bpls\b|\btoo\b|\bi'd\b|\bi would\b|\bthanks\b|\btbh\b)"
     r"|\b(?:forget|delete|erase|remove|drop|wipe|remember|keep|store|save|record|have)\s+(?:that |the fact that )?"
-    r"(?P<mine>(?:my|our) [\w' -]{2,40}?)\s*(?:[,.;!?]|$|\bon record\b|\bwritten\b|\bplease\b|\bpls\b)",
+    r"(?P<mine>(?:my|our) [\w' -]{2,40}?)\s*(?:[,.;!?]|$|\bon record\b|\bwritten\b|\bplease\b|\bpls\b|\bfrom\b)",
     re.IGNORECASE,
 )
 _EN_REMINDER = re.compile(r"\breminders?\b", re.IGNORECASE)
@@ -94,7 +98,7 @@ def _en(sentence: str) -> ForgetRequest | None:
     match = _EN_TOPIC.search(text)
     about = None
     if match is not None:
-        about = (match.group("about") or match.group("mine") or "").strip() or None
+        about = (match.group("thing") or match.group("about") or match.group("mine") or "").strip() or None
         if about and re.fullmatch(r"(?:that|this|it|what i said|everything)", about, re.IGNORECASE):
             about = None
     return ForgetRequest(text, about, bool(_EN_REMINDER.search(text)))

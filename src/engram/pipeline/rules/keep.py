@@ -44,7 +44,8 @@ CHANGE = re.compile(
     r"|these days|since|became|promoted|transferred|replaced|dropped|gave up|back to|again|finally|killed|sold"
     r"|gone|ended|broke up|divorced|married|engaged|retired|graduated|already|done|finished|booked|pushed"
     r"|postponed|rescheduled|moved to|extended|cancell?ed|raised|increased|reduced|lowered|went up|went down"
-    r"|not .{1,30} but|here|over here|at the new)\b"
+    r"|not .{1,30} but|here|over here|at the new|from (?:next|this) (?:week|month|year|quarter)|starting (?:next"
+    r"|this|on|in|from)|as of|going forward|hired|promoted|is over|retired)\b"
     r"|现在|目前|如今|改成|改为|改用|换成|换了|换到|搬|调到|调去|卖掉|出掉|脱单|不再|不用.{0,6}了|已经不|离职|辞职|跳槽|入职|转岗|升职"
     r"|分手|离婚|结婚|订婚|退休|毕业|卖了|没了|停了|戒了|开始|重新|又开始|以前.{0,10}现在|已经.{0,10}了|推到|推迟|改到"
     r"|延到|延期|提前到|挪到|回去|定了|最后定|决定|这边|新的|涨到|涨了|降到|降了|取消",
@@ -73,12 +74,17 @@ class Statement:
 # Each pattern's group "old" is the value that ended; the whole match leaves the content.
 _EN_ENDED = (
     re.compile(r"\bfrom (?:the )?(?P<old>[A-Z][\w'.&-]*(?: [A-Z][\w'.&-]*)*)(?=(?: \w+){0,2} to\b)"),
-    re.compile(r",?\s*(?:instead of|rather than|not) (?:the |a |an )?(?P<old>[\w'.&-]+(?: [\w'.&-]+){0,2})"
+    re.compile(r",?\s*\b(?:instead of|rather than|not) (?:the |a |an )?(?P<old>[\w'.&-]+(?: [\w'.&-]+){0,2})"
                r"(?:,| anymore| any more)?(?=\s*(?:[,.;!]|$))", re.IGNORECASE),
     re.compile(r"^(?:I'm |I am |we're |we are |I've |we've |I |we )?(?:finally |just )?(?:left|quit|leaving|ditched"
-               r"|dropped|killed|moved (?:out of|away from)|no longer (?:at|with|in|use|using|on)|stopped using"
+               r"|dropped|killed|moved (?:out of|away from)|no longer (?:at|with|in|use|using|on)|stopped using|gave up(?: on)?"
+               r"|no more"
                r"|switched (?:away )?from|moved off|got rid of)\s+(?:the |my |our )?(?P<old>[\w'.&-]+(?: [\w'.&-]+){0,3})"
                r"\s*(?:,|;| and | so |$)", re.IGNORECASE),
+    # "we're not buying from Maine Grains anymore", "the dinosaur phase is OVER", "R is retired for me"
+    re.compile(r"^(?:[^,;]*?\b(?:not|no longer|n't)\b[^,;]*?\b(?:from|at|with|on|in|using|use|to)\s+)?(?:the )?"
+               r"(?P<old>[A-Z][\w'.&-]*(?: [A-Z][\w'.&-]*)*)\b[^,;]*?\b(?:anymore|any more|is over|are over|is retired"
+               r"|is done|is gone|gave (?:his|her|their) notice|has left|quit)\b[^,;]*(?=[,;]|$)"),
 )
 _ZH_ENDED = (
     re.compile(r"从(?P<old>[^，,。从]{1,12}?)(?:那边|那儿|这边|那里|这里)?(?=(?:搬|调|换|转|跳槽|改|离职|辞职))"),
@@ -134,7 +140,10 @@ def _from_sentence(sentence: str, speaker: str | None) -> list[Statement]:
         carried = reasons[i - 1] == "hypothetical" or not _OWN_SUBJECT.match(parts[i])  # "If I were rich, I'd …"
         if reasons[i] is None and reasons[i - 1] in _CARRIES_ON and carried:
             reasons[i] = reasons[i - 1]
-    if reasons.count("temporary") * 2 > len(parts):  # "今天生理期第一天 肚子疼死了 啥也不想干": all of it passes
+    # "今天生理期第一天 肚子疼死了 啥也不想干", "stuck in traffic, I'll be late for everything today": it all
+    # passes — half the pieces in English, more than half in Chinese (cut finer, at every space)
+    passing_pieces = reasons.count("temporary") * 2
+    if (passing_pieces > len(parts) if zh else passing_pieces >= len(parts)) and not _DURABLE.search(sentence):
         return []
     runs: list[list[str]] = []
     for piece, why in zip(parts, reasons):
@@ -188,6 +197,7 @@ _MATERIAL = re.compile(r"^(?P<ask>(?:(?:please|pls|can you|could you|hey)[,\s]+)
                        r"|summari[sz]e|correct|fix|polish|shorten|explain|format|convert|edit)\b[^:：]{0,60}[:：]|"
                        r"(?:请|麻烦)?(?:帮我|给我)?(?:把|将)?[^：:]{0,20}(?:翻译|翻成|改写|润色|总结|纠正|改一下|检查|解释)[^：:]{0,20}[：:])"
                        r".*$", re.IGNORECASE | re.DOTALL)
+_DURABLE = re.compile(r"\b(?:always|never|every|allergic|since|for years)\b|一直|从来|每天|每周|过敏|以后", re.IGNORECASE)
 _CARRIES_ON = frozenset({"question", "request", "temporary", "reported", "hypothetical", "code"})
 _OWN_SUBJECT = re.compile(r"^(?:我|用户|咱|(?:I|I'm|my|we|our|we're)\b)", re.IGNORECASE)
 _FIRST_PERSON = re.compile(r"\b(?:I|my|we|our)\b", re.IGNORECASE)

@@ -39,10 +39,10 @@ _HYPOTHETICAL = re.compile(
     re.IGNORECASE,
 )
 _WH = re.compile(r"^(?:what|what's|whats|when|where|where's|who|who's|whom|whose|why|how|how's|which)\b", re.IGNORECASE)
+# an auxiliary first asks ("does insulin mean…", "is it ok to…"); "do not …", "don't …" instruct
 _INVERTED = re.compile(
-    r"^(?:is|are|am|was|were|do|does|did|can|could|would|will|should|shall|have|has|had|may|might|must|isn't|aren't"
-    r"|don't|doesn't|didn't|can't|won't|wouldn't|shouldn't)\s+(?:i|you|we|it|there|my|this|that|these|those|he|she"
-    r"|they|the|a|an|any|anyone|someone|anything)\b",
+    r"^(?:is|are|am|was|were|do|does|did|can|could|would|will|should|shall|have|has|had|may|might|isn't|aren't"
+    r"|doesn't|didn't|can't|won't|wouldn't|shouldn't)\s+(?!not\b|ever\b|forget\b)\w+",
     re.IGNORECASE,
 )
 _ASKS = re.compile(
@@ -75,6 +75,7 @@ _KEEPS = re.compile(r"^(?:(?:please|pls|can you|could you|and|also)\s+)*(?:remin
                     r"|which|of)\b)|remember|note that|don't forget|keep in mind)\b", re.IGNORECASE)
 _WEATHER = re.compile(r"\b(?:rain(?:ing|y)?|pouring|snow(?:ing|y)?|sunny|windy|cloudy|foggy|humid|freezing|boiling"
                       r"|scorching|weather|hot out|cold out)\b", re.IGNORECASE)
+_ONE_OFF_PAST = re.compile(r"\b(?:last night|this morning|yesterday|today|tonight)\b", re.IGNORECASE)
 _GENERIC_SUBJECT = re.compile(r"^(?:lots of|many|most|some|a lot of)?\s*(?:people|everyone|everybody|nobody else|folks"
                               r"|kids these days|young people)\b", re.IGNORECASE)
 _PASSING_TIME = re.compile(
@@ -87,7 +88,9 @@ _PASSING_STATE = re.compile(
     r"|a cold|the flu|a fever|headache|migraine attack|hungover|stressed|anxious|bored|hungry|starving|grumpy|cranky"
     r"|annoyed|bitter|sad|upset|excited|nervous|mood|dying|killing me|fried|slammed|swamped|busy|on call"
     r"|running on|hours of sleep|no sleep|can't sleep|couldn't sleep|jet ?lag(?:ged)?|sore|aching|a mess|frazzled"
-    r"|fighting off|coming down with|feel(?:ing)? (?:like|so|really|a bit|kinda|awful|terrible|great|good|bad|rough))\b",
+    r"|fighting off|coming down with|feel(?:ing)? (?:like|so|really|a bit|kinda|awful|terrible|great|good|bad|rough)"
+    r"|buzzing|freaking out|battery|hungover|stuffed|knackered|sunburnt|jet lag|too much \w+ (?:last night|yesterday)"
+    r"|stuck in|got cancell?ed|delayed|late for|running late|on my way|waiting for|so excited|can't wait)\b",
     re.IGNORECASE,
 )
 _DURABLE_STATE = re.compile(r"\b(?:always|chronic|for years|since (?:i was|childhood)|every|diagnosed|allergic)\b",
@@ -97,8 +100,15 @@ _HEDGED = re.compile(
     r"|thinking about|thinking of|considering|someday|one day|if only)\b",
     re.IGNORECASE,
 )
+# about the assistant or the conversation itself ("all that yaml you wrote me is useless now", "sorry for the
+# typos"); a piece that only addresses "you" ("any venue you suggest needs step-free access") may still hold a memory
 _ABOUT_CHAT = re.compile(
-    r"\b(?:you|your|you're|you've|yours)\b|\bsorry\b|\bthis (?:chat|conversation)\b|\bnever ?mind\b",
+    r"\byou(?:'re| are)\s+(?:a |the |so |such a |too |really |very )*(?:star|great|best|amazing|awesome|right|wrong"
+    r"|genius|lifesaver|legend|kind|helpful|funny|sweet|good|welcome)\b"
+    r"|\byou (?:just )?(?:wrote|said|gave|sent|made|mentioned|suggested|told|did|forgot|missed|got)\b"
+    r"|\byour (?:answer|reply|suggestion|email|draft|plan|list|code|advice|idea|tips?|version|help)\b"
+    r"|\bthank(?:s| you)\b|\bsorry\b|\bapologi[sz]e|\bthis (?:chat|conversation)\b|\bnever ?mind\b"
+    r"|\bas you (?:said|know)\b|\bdid you\b|\byou know what\b|\blong time no (?:see|chat|talk)\b",
     re.IGNORECASE,
 )
 _REACTION = re.compile(
@@ -108,6 +118,11 @@ _REACTION = re.compile(
     r"|phew|oops|argh|meh|idk|same|good|bad|weird|funny|crazy|wild|yikes)[\s,.!?~]*)+$",
     re.IGNORECASE,
 )
+# laughter, greetings and interjections before an opinion of what was said: "hahaha that's brilliant", "lol fair enough"
+_LEADING_NOISE = re.compile(r"^(?:(?:ha|haha+|hahaha+|lol|lmao|hehe|omg|wow|ugh|hey there|hey|hi|hello|oh|ah|ok|okay"
+                            r"|yes|yeah|nah|no)[,!.\s]+)+", re.IGNORECASE)
+_EMPTY_OF_MEANING = re.compile(r"^(?:fair enough|no worries|all good|sounds good|good to know|makes sense|got it"
+                               r"|long time no (?:see|chat|talk)|never mind|same here|me too|will do)\b", re.IGNORECASE)
 _OPINION_OF_IT = re.compile(
     r"^(?:it|that|this|which)(?:'s| is| was| looks| sounds| seems| feels)\s+(?:so |really |very |super |too |pretty "
     r"|kinda |a bit |just |actually )*(?:good|great|perfect|amazing|awesome|nice|helpful|useful|fine|ok|okay|cool|lovely"
@@ -139,7 +154,8 @@ def pieces(sentence: str) -> list[str]:
     for piece in (_INTRO.sub("", p) or p for p in raw):
         if _LEADING_PHRASE.match(piece) and not out:
             lead = f"{lead}{piece}, "
-        elif out and (_APPOSITION.match(piece) or _SHORT_TAIL.match(piece)):
+        elif out and (_APPOSITION.match(piece) or _SHORT_TAIL.match(piece)) \
+                and why_not(piece, ends_with_question=False) is None:
             out[-1] = f"{out[-1]}, {piece}"
         else:
             out.append(lead + piece)
@@ -163,6 +179,7 @@ _INTRO = re.compile(r"^(?:(?:ok|okay|right|so|hey|yo|well)[,.!\s]+)*(?:context f
 def why_not(piece: str, *, ends_with_question: bool) -> str | None:
     """Why this piece holds no memory, or None when it may."""
     text = _INTRO.sub("", strip_discourse(piece.strip()))
+    text = _LEADING_NOISE.sub("", text) or text
     low = text.lower()
     if _CODE.search(piece):
         return "code"
@@ -180,7 +197,8 @@ def why_not(piece: str, *, ends_with_question: bool) -> str | None:
         return "request"
     if _PASSING_STATE.search(text) and not _DURABLE_STATE.search(text):
         return "temporary"
-    if _PASSING_TIME.search(text) and not _STANDING.search(text) and (_first_person_now(low) or _WEATHER.search(text)):
+    if _PASSING_TIME.search(text) and not _STANDING.search(text) and (_first_person_now(low) or _WEATHER.search(text)
+                                                                       or _ONE_OFF_PAST.search(text)):
         return "temporary"
     if _GENERIC_SUBJECT.match(text):
         return "generic"
@@ -188,6 +206,8 @@ def why_not(piece: str, *, ends_with_question: bool) -> str | None:
         return "hedged"
     if _ABOUT_CHAT.search(text) and not _STANDING.search(text) and not _KEEPS.search(text):
         return "about_the_chat"
+    if _EMPTY_OF_MEANING.match(text):
+        return "small_talk"
     if _OPINION_OF_IT.match(text):
         return "about_the_chat"
     return None
