@@ -236,7 +236,7 @@ class Memory:
         here, so consolidation never extracts them a second time."""
         check_scope(scope)
         turns = normalize_messages(messages, message_ids)
-        self.threads._keep(turns, scope, thread_id, {"surface": actor, EXTRACTED_BY: "add"})
+        self.threads._keep(turns, scope, thread_id, {"surface": actor}, turn_metadata={EXTRACTED_BY: "add"})
         if not background:
             return AddRun(self.core, self.pipeline, scope, thread_id, actor).run(turns, force=force)
         job = jobs.enqueue(self.core, turns, scope, thread_id, actor, force)

@@ -142,9 +142,30 @@ def _about_the_same_note(candidate: Candidate, record: MemoryRecord, score: floa
             return f"a change, similarity {close:.2f}"
         if shared and score >= policy.topic_similarity:
             return f"a change of {', '.join(sorted(shared))}, similarity {score:.2f}"
+        named = distinctive_words(candidate.content) & distinctive_words(record.content)
+        if named and score >= policy.topic_similarity:
+            return f"a change of what both name ({', '.join(sorted(named))}), similarity {score:.2f}"
     if "addition" in candidate.metadata and close >= policy.addition_similarity:
         return f"an addition, similarity {close:.2f}"
     return f"similarity {score:.2f}" if score >= policy.related_similarity else None
+
+
+_WORDS = re.compile(r"[A-Za-z][\w'&-]+")
+_COMMON = frozenset(
+    "the user user's their they them this that these those there then than when where what which with from into"
+    " about after before again still just only also every morning evening night week month year today now since"
+    " everything something anything everyone whatever probably actually basically literally honestly together"
+    " tomorrow yesterday because although therefore finally recently currently doing going having being really"
+    " people things thing stuff pretty little better change changed moved switched started stopped instead"
+    " our my we it he she his her your you and but so got has have had was were are is".split()
+)
+
+
+def distinctive_words(text: str) -> set[str]:
+    """Names and long words a change and the fact it ends both say ("standup", "Notion", "Marco"):
+    capitalised words and words of six letters or more, common ones left out."""
+    words = (w.lower() for w in _WORDS.findall(text) if w[0].isupper() or len(w) >= 6)
+    return {w for w in words if w not in _COMMON and len(w) > 2}
 
 
 def word_overlap(a: str, b: str) -> float:

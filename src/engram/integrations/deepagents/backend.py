@@ -149,6 +149,14 @@ class EngramBackend(BackendProtocol):
         stamp = moment.isoformat() if moment else ""
         return FileData(content=text + "\n", encoding="utf-8", created_at=stamp, modified_at=stamp)
 
+    def _profile_entry(self, local: str) -> list[FileInfo]:
+        """The profile file in a listing, once there is something in it."""
+        profile = self._profile_file(local)
+        if profile is None or not profile["modified_at"]:
+            return []
+        return [FileInfo(path=self._out(local), is_dir=False, size=len(profile["content"]),
+                         modified_at=profile["modified_at"])]
+
     # -- scope, actor, paths -----------------------------------------------------------------
 
     def scope(self) -> Scope:
@@ -205,7 +213,7 @@ class EngramBackend(BackendProtocol):
                 FileInfo(path=self._out(d), is_dir=True, size=0, modified_at="") for d in sorted(subdirs)
             )
             if self.profile is not None and self.profile.rsplit("/", 1)[0] + "/" == directory:
-                entries.append(FileInfo(path=self._out(self.profile), is_dir=False, size=0, modified_at=""))
+                entries += self._profile_entry(self.profile)
             entries.sort(key=lambda e: e["path"])
             return LsResult(entries=entries)
         except EngramError as exc:
