@@ -18,7 +18,7 @@ from ..model import MemoryRecord
 from ..search.tokenize import index_terms
 from .candidate import Candidate
 from .rules.common import content_terms
-from .topics import topics
+from .topics import slot_changes, topics
 
 # PENDING: held for approval; FORGET: the user asked to forget a memory (pipeline/forget.py)
 EventName = Literal["ADD", "UPDATE", "SUPERSEDE", "NOOP", "SKIPPED", "PENDING", "FORGET"]
@@ -140,6 +140,9 @@ def _about_the_same_note(candidate: Candidate, record: MemoryRecord, score: floa
         shared = topics(candidate.content) & topics(record.content)
         if close >= policy.change_similarity:
             return f"a change, similarity {close:.2f}"
+        moved = slot_changes(candidate.content) & shared
+        if moved:
+            return f"a change of {', '.join(sorted(moved))}"
         if shared and score >= policy.topic_similarity:
             return f"a change of {', '.join(sorted(shared))}, similarity {score:.2f}"
         named = distinctive_words(candidate.content) & distinctive_words(record.content)

@@ -35,9 +35,11 @@ from .gate import GatePolicy, gate
 from .reconcile import Decision, EventName, ReconcilePolicy, Similar, decide_by_rules, decide_with_llm, normalized
 from .rules.forgets import ForgetRequest
 from .stated_time import stated_time
+from .topics import slot_changes, topics
 from .trigger import TriggerPolicy, should_extract
 
 MAX_CONFLICT_RETRIES = 3
+SLOT_SCAN = 200  # how many of a scope's newest memories a change of a one-value topic is compared with
 # A kept turn's metadata key: "add" when Memory.add extracts it (now or in its background job),
 # so consolidation moves its watermark past the turn without extracting it again.
 EXTRACTED_BY = "extracted_by"
@@ -258,11 +260,22 @@ class AddRun:
         if "change" in candidate.metadata or candidate.ends:
             terms = self.core.tokenizer.query_terms(" ".join((candidate.content, *candidate.ends)))
             more = [s.id for s in store.lexical(tenant, where, terms, self.settings.similar_k) if s.id not in scores]
+            more += [r.id for r in self._of_changed_slots(candidate, where) if r.id not in scores and r.id not in more]
             for record_id, other in store.vectors(tenant, more, model).items():
                 scores[record_id] = float(np.dot(vector, other))
         records = {r.id: r for r in store.get(tenant, list(scores))}
         ranked = sorted(scores.items(), key=lambda item: -item[1])
         return [Similar(records[i], score) for i, score in ranked if i in records]
+
+    def _of_changed_slots(self, candidate: Candidate, where: RecordFilter) -> list[MemoryRecord]:
+        """The newest active memories of a one-value topic the candidate says changed (where the
+        user lives, works, which medication): a move is rarely near its old address in meaning."""
+        changed = slot_changes(candidate.content)
+        if not changed:
+            return []
+        recent = self.core.store.query(self.scope.tenant, where, order="created_at", descending=True,
+                                       limit=SLOT_SCAN)
+        return [r for r in recent if changed & topics(r.content)]
 
     def _reconcile(self, candidate: Candidate, vector: np.ndarray, plan: _Plan) -> None:
         key = normalized(candidate.content)

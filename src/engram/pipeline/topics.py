@@ -39,6 +39,8 @@ _TOPICS: dict[str, re.Pattern[str]] = {
                  r"|deposit|upfront)\b|[$€£¥]\s?\d|预算|上限|报价|价格|工资|薪|元|块钱|费用|定金|尾款",
         "dates": r"\b(?:deadline|due|date|booked|scheduled|postponed|moved to|rescheduled|submission)\b"
                  r"|截止|日期|改期|推迟|延期|提前|定在|约在",
+        "medication": r"\b(?:medication|meds|pills?|tablets?|dose|mg|insulin|inhaler|prescri\w*|statin|metformin)\b"
+                      r"|药|片|剂量|胰岛素|打针",
         "vehicle": r"\b(?:car|cars|drives? a|motorbike|scooter|e-?bike|tesla|toyota|honda|bmw)\b|车|开的是|驾照",
         "pets": r"\b(?:cat|cats|dog|dogs|puppy|kitten|pet|pets|vet)\b|猫|狗|宠物",
         "school_kids": r"\b(?:daycare|nursery|kindergarten|preschool|teacher|class)\b"
@@ -50,3 +52,23 @@ _TOPICS: dict[str, re.Pattern[str]] = {
 
 def topics(text: str) -> frozenset[str]:
     return frozenset(name for name, pattern in _TOPICS.items() if pattern.search(text))
+
+
+# Topics that hold one value at a time, and the words that say it changed: a move ends where the
+# user lived however unlike the two sentences are ("搬到集美了" / "用户住曾厝垵": cosine 0.1).
+_SLOT_CHANGES: dict[str, re.Pattern[str]] = {
+    name: re.compile(pattern, re.IGNORECASE)
+    for name, pattern in {
+        "residence": r"\b(?:moved|moving|relocated|new (?:flat|place|house|apartment)|we're in|now live|live in \w+ now)\b"
+                     r"|搬(?:到|去|来|家|回)|住到|换了?(?:房子|个房)|新家",
+        "work": r"\b(?:new job|got the job|joined|joining|started at|starting at|left my job|quit my job|promoted|laid off"
+                r"|hired (?:me|by))\b|入职|跳槽|换工作|离职|辞职|新公司|升职|提了?(?:副|正)?(?:科长|处长|经理|主管|总监)|调去|调到",
+        "medication": r"\b(?:switched to|took me off|put me on|now on|changed (?:my|the) (?:meds|medication|dose)"
+                      r"|stopped taking)\b|换成|改(?:打|吃|用)|停了|停药|加量|减量",
+    }.items()
+}
+
+
+def slot_changes(text: str) -> frozenset[str]:
+    """The single-valued topics ``text`` says changed."""
+    return frozenset(name for name, pattern in _SLOT_CHANGES.items() if pattern.search(text))
