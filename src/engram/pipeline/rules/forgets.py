@@ -33,7 +33,7 @@ _EN_ABOUT_MEMORY = re.compile(
     re.IGNORECASE,
 )
 _EN_NOT_A_FORGET = re.compile(r"^(?:i|we)\s+(?:always\s+|often\s+|keep\s+|tend to\s+)?(?:forget|forgot)\b|\bdon't forget\b"
-                              r"|\b(?:people|everyone|everybody|they|he|she|you|nobody|i)\s+(?:always\s+|often\s+|usually\s+)?"
+                              r"|\b(?:people|everyone|everybody|they|he|she|nobody)\s+(?:always\s+|often\s+|usually\s+)?"
                               r"(?:forget|forgets|forgot)\b"
                               r"|\bnever forget\b|\bdo not forget\b|\bforget(?:ting)? (?:my|the) (?:keys|wallet|phone)",
                               re.IGNORECASE)
