@@ -83,6 +83,9 @@ NOTE = "note"  # the keeper's statements (pipeline/rules/keep.py): no slot, a ch
 
 
 def decide_by_rules(candidate: Candidate, similar: Sequence[Similar], policy: ReconcilePolicy) -> Decision:
+    changed = slot_changes(candidate.content)
+    if changed:  # a move ends the old home before anything merely close in meaning
+        similar = sorted(similar, key=lambda m: not changed & topics(m.record.content))
     for match in similar:
         decision = _decide_one(candidate, match, policy)
         if decision is not None:

@@ -193,7 +193,7 @@ def _without_what_ended(said: str, zh: bool) -> tuple[str, tuple[str, ...]]:
 # request comes the material to work on, not something the user says about themselves
 _MATERIAL = re.compile(r"^(?P<ask>(?:(?:please|pls|can you|could you|hey)[,\s]+)*(?:translate|rewrite|rephrase|proofread"
                        r"|summari[sz]e|correct|fix|polish|shorten|explain|format|convert|edit)\b[^:：]{0,60}[:：]|"
-                       r"(?:请|麻烦)?(?:帮我|给我)?(?:把|将)?[^：:]{0,20}(?:翻译|翻成|改写|润色|总结|纠正|改一下|检查|解释)[^：:]{0,20}[：:])"
+                       r"(?:请|麻烦)?(?:帮我|给我)?(?:把|将)?[^：:]{0,20}(?:翻译|翻成|翻下|翻一下|改写|润色|总结|纠正|改一下|检查|解释)[^：:]{0,20}[：:])"
                        r".*$", re.IGNORECASE | re.DOTALL)
 _DURABLE = re.compile(r"\b(?:always|never|every|allergic|since|for years)\b|一直|从来|每天|每周|过敏|以后", re.IGNORECASE)
 _CARRIES_ON = frozenset({"question", "request", "temporary", "reported", "hypothetical", "code"})
