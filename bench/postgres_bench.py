@@ -350,7 +350,8 @@ def markdown(results: list[dict], command: str) -> str:
               "nearest() latency at each ef_search:", "",
               "| memories | ef_search | recall@10 | nearest p50 / p95 ms |", "|---:|---:|---:|---:|"]
     for result in results:
-        for ef, row in result["postgres"]["hnsw_recall"].items():
+        indexed = result.get("postgres") or result.get("postgres-bulk") or {}
+        for ef, row in indexed.get("hnsw_recall", {}).items():
             lines.append(f"| {result['size']:,} | {ef} | {row['recall_at_10']} | {row['p50_ms']} / {row['p95_ms']} |")
     return "\n".join(lines)
 

@@ -101,6 +101,7 @@ def _for_dataset(name: str) -> Callable[..., None]:
         eval_command(name, **options)
 
     hints = typing.get_type_hints(eval_command, include_extras=True)
+    # the resolved annotations (this module's are strings), or typer loses each option's flags and help
     params = [p.replace(annotation=hints[p.name]) for p in inspect.signature(eval_command).parameters.values()
               if p.name != "dataset"]
     command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]

@@ -39,7 +39,7 @@ class ContextBlock:
     hits: tuple[SearchHit, ...]  # the memories that made it into the block
     tokens: int
     dropped: int  # hits left out for the budget
-    recall_id: str | None = None  # links the answer that used this block (Memory.audit.link_answer)
+    recall_id: str | None = None  # links the answer that used this block (memory.audit.link_answer)
     below_floor: int = 0  # hits left out by the relevance floor (nothing says they are relevant)
     profile: tuple[str, ...] = ()  # ids of the hits given as the user's profile (first in ``hits``)
 

@@ -260,10 +260,11 @@ def v1_router(memory: Memory, tenant_of: Callable[..., str], permissions_of: Cal
         operation: Operation | None = None,
         since: AwareDatetime | None = None,
         limit: Limit = 100,
+        newest_first: bool = False,
     ) -> dict[str, Any]:
-        """Audit events in a scope and below it, newest first."""
+        """Audit events in a scope and below it, oldest first (``newest_first``: the latest, newest first)."""
         events = memory.audit.list(scope.resolve(tenant), record_id=record_id, operation=operation, since=since,
-                                   limit=limit)
+                                   limit=limit, newest_first=newest_first)
         return audits_data(events)
 
     @router.get("/stats", response_model=StatsOut, tags=["governance"])

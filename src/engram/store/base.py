@@ -27,15 +27,31 @@ from ..governance.values import (
 )
 from ..model import AuditEvent, Job, JobStatus, Kind, MemoryRecord, Operation, Stats, Status, Version
 
-MetadataOp = Literal["eq", "ne", "gt", "gte", "lt", "lte"]
+MetadataOp = Literal["eq", "ne", "gt", "gte", "lt", "lte", "in", "nin", "contains", "icontains", "exists"]
 TimeField = Literal["created_at", "updated_at", "valid_from", "valid_to", "expires_at", "last_accessed_at"]
 
 
 @dataclass(frozen=True, slots=True)
 class MetadataCondition:
+    """One test on the metadata value at ``key`` (a dotted path): compare (eq … lte),
+    one of / none of a list (in, nin), hold a substring (contains, icontains: case
+    folded), or be there at all (exists: True or False)."""
+
     key: str
     op: MetadataOp
     value: Any
+
+
+@dataclass(frozen=True, slots=True)
+class MetadataGroup:
+    """Alternatives, each a conjunction of terms: the group holds when any alternative
+    holds (``negate``: when none does)."""
+
+    alternatives: tuple[tuple[MetadataTerm, ...], ...]
+    negate: bool = False
+
+
+MetadataTerm = MetadataCondition | MetadataGroup
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,7 +72,7 @@ class RecordFilter:
     kinds: tuple[Kind, ...] = ()
     category: str | None = None
     tags: tuple[str, ...] = ()  # every tag must be present
-    metadata: tuple[MetadataCondition, ...] = ()
+    metadata: tuple[MetadataTerm, ...] = ()  # every term must hold
     time_ranges: tuple[TimeRange, ...] = ()
     valid_at: datetime | None = None  # drop records expired or no longer valid then
     ids: tuple[str, ...] | None = None
@@ -176,6 +192,7 @@ class AuditQuery:
     operation: Operation | None = None
     since: datetime | None = None
     limit: int = 100
+    newest_first: bool = False  # the latest ``limit`` events, newest first (default: the oldest, in order)
 
 
 OrderBy = Literal["created_at", "updated_at", "valid_from", "importance"]

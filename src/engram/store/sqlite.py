@@ -13,6 +13,7 @@ import random
 import sqlite3
 import threading
 import time
+import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
@@ -114,6 +115,9 @@ class SQLiteStore(episodes.EpisodeReads):
         self._closed = False
         self._owed_checkpoint = False  # a purge's WAL not emptied yet (a reader held it)
         self._vectors = VectorCache(max_bytes=cache_mb * 1024 * 1024)
+        # ":memory:" is one database for all of this store's connections (one per thread),
+        # with SQLite's ordinary locking (the memdb VFS); it lives until the store closes
+        self._memdb = f"file:/engram-{uuid.uuid4().hex}?vfs=memdb"
         self._connection()
         self._migrate()
 
@@ -133,8 +137,10 @@ class SQLiteStore(episodes.EpisodeReads):
     def _connect(self) -> sqlite3.Connection:
         try:
             target = f"file:{quote(self.path)}?mode=ro" if self.read_only else self.path
+            if self.path == ":memory:":  # every thread's connection reaches the same database
+                target = self._memdb
             conn = sqlite3.connect(target, timeout=self._busy_timeout_ms / 1000, isolation_level=None,
-                                   check_same_thread=False, uri=self.read_only)
+                                   check_same_thread=False, uri=self.read_only or self.path == ":memory:")
             conn.row_factory = sqlite3.Row
             conn.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout_ms)}")
             self._retry_busy(lambda: self._check_is_engram(conn))
