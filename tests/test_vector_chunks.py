@@ -10,6 +10,7 @@ from __future__ import annotations
 import random
 import sqlite3
 from datetime import timedelta
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -153,7 +154,7 @@ def test_a_purged_records_vector_leaves_the_file(tmp_path):
         gone, kept = vectors[records[4].id].tobytes(), vectors[records[5].id].tobytes()
         assert len({vector.tobytes() for vector in vectors.values()}) == 10  # all distinct
         memory.purge(records[4].id, scope)
-        data = open(path, "rb").read()
+        data = Path(path).read_bytes()
         assert kept in data and gone not in data
         assert records[4].id not in memory.store.vectors("acme", [records[4].id], memory.embedder.name)
     finally:
