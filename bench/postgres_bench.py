@@ -206,6 +206,37 @@ def hnsw_recall(store, vectors: list[np.ndarray], ef_values: Sequence[int], k: i
     return out
 
 
+def index_alone_recall(store, vectors: list[np.ndarray], ef_values: Sequence[int], scopes: Sequence[Scope],
+                       k: int = 10) -> dict:
+    """recall@k of the HNSW index alone inside each query's scope: the filtered index scan
+    the store would run, without its choice of path and without the exact fallback (what
+    pgvector before 0.8 returns: the rows of its ef_search candidates that pass the filter).
+    ``short`` counts the searches that came back with fewer than k rows."""
+    from engram.store.sql import POSTGRES, filter_clause, pg_nearest
+
+    wheres = [RecordFilter(namespace=scope.namespace) for scope in scopes]
+    exact_threshold = store.exact_threshold
+    store.exact_threshold = 10**12
+    truth = [{h.id for h in store.nearest(TENANT, where, "usem3", v, k)} for v, where in zip(vectors, wheres)]
+    store.exact_threshold = exact_threshold
+    out = {}
+    for ef in ef_values:
+        hits, short = 0, 0
+        for vector, expected, where in zip(vectors, truth, wheres):
+            clause, params = filter_clause(POSTGRES, TENANT, where)
+            sql = pg_nearest(store._s, clause, "usem3", len(vector), indexed=True)
+
+            def run(conn, sql=sql, params=params, vector=vector, ef=ef):
+                conn.execute(f"SET LOCAL hnsw.ef_search = {int(ef)}")
+                return conn.execute(sql, [np.asarray(vector, dtype=np.float32), *params, k]).fetchall()
+
+            found = {row[0] for row in store._transaction(TENANT, run, write=False)}
+            short += len(found) < k
+            hits += len(found & expected)
+        out[ef] = {"recall_at_10": round(hits / (k * len(vectors)), 4), "short": short, "searches": len(vectors)}
+    return out
+
+
 def pg_server(admin_url: str | None) -> tuple[str, object | None]:
     """The admin URL of the server to measure: the given one, or a fresh pgserver."""
     if admin_url is not None:
@@ -290,6 +321,8 @@ def run_size(size: int, args, model: USEEmbedder, admin_url: str) -> dict:
                     row["hnsw_recall"] = hnsw_recall(store, asked, args.ef)
                     row["hnsw_recall_user_scope"] = hnsw_recall(store, asked, args.ef,
                                                                 scopes=user_scopes[: args.recall_queries])
+                    row["index_alone_user_scope"] = index_alone_recall(store, asked, args.ef,
+                                                                       user_scopes[: args.recall_queries])
                 row["bytes_on_disk"] = store.stats().extra["bytes_on_disk"]
                 row["rls_enforced"] = store.stats().extra["row_level_security_enforced"]
             else:
@@ -353,6 +386,18 @@ def markdown(results: list[dict], command: str) -> str:
         indexed = result.get("postgres") or result.get("postgres-bulk") or {}
         for ef, row in indexed.get("hnsw_recall", {}).items():
             lines.append(f"| {result['size']:,} | {ef} | {row['recall_at_10']} | {row['p50_ms']} / {row['p95_ms']} |")
+    lines += ["", "Inside one user's scope (1,000 of the tenant's memories): the store's search (it picks exact or the",
+              "index by the scope's share of the index, `store/sql.py` `hnsw_ef`) and the filtered index scan alone",
+              "(pgvector before 0.8 filters its ef_search candidates; short: searches with fewer than 10 rows):", "",
+              "| memories | ef_search | store recall@10 (paths) | index alone recall@10 (short) |",
+              "|---:|---:|---:|---:|"]
+    for result in results:
+        indexed = result.get("postgres") or result.get("postgres-bulk") or {}
+        alone = indexed.get("index_alone_user_scope", {})
+        for ef, row in indexed.get("hnsw_recall_user_scope", {}).items():
+            raw = alone.get(ef, {})
+            lines.append(f"| {result['size']:,} | {ef} | {row['recall_at_10']} ({row['paths']}) "
+                         f"| {raw.get('recall_at_10', '–')} ({raw.get('short', '–')} of {raw.get('searches', '–')}) |")
     return "\n".join(lines)
 
 
