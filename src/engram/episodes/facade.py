@@ -44,13 +44,14 @@ class Threads:
         return self._keep(normalize_messages(messages), scope, thread_id, metadata)
 
     def _keep(
-  self, turns: Sequence[Message], scope: Scope, thread_id: str | None, metadata: Mapping[str, Any] | None,
+        self, turns: Sequence[Message], scope: Scope, thread_id: str | None, metadata: Mapping[str, Any] | None,
+        turn_metadata: Mapping[str, Any] | None = None,
     ) -> str | None:
         """Turns already normalized (``add()`` has them) kept in their thread."""
         if not self._settings.episodes:
             return None
         return record_turns(self._core, turns, scope, thread_id, idle_gap=idle_gap(self._settings),
-                            metadata=metadata)
+                            metadata=metadata, turn_metadata=turn_metadata)
 
     def list(self, scope: Scope, *, limit: int = 50, include_descendants: bool = False) -> builtins.list[Thread]:
         """The scope's conversations, most recent first."""

@@ -142,6 +142,13 @@ def v1_router(memory: Memory, tenant_of: Callable[..., str], permissions_of: Cal
                                        actor=ACTOR)
         return records_data(records)
 
+    @router.get("/profile", response_model=RecordsOut, tags=["retrieval"])
+    def profile(tenant: Tenant, scope: QueryScope, view: Shown) -> dict[str, Any]:
+        """The user's profile, best first: what context() gives whatever the query (pinned
+        memories, constraints, identity, standing rules and preferences). Pin a memory in
+        or out with PATCH /v1/memories/{id} {"pinned": true | false | null}."""
+        return records_data(shown(r, view) for r in memory.profile(scope.resolve(tenant)))
+
     @router.get("/memories", response_model=PageOut, tags=["memories"])
     def list_memories(
         tenant: Tenant, scope: QueryScope, view: Shown,
