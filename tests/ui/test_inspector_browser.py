@@ -391,7 +391,7 @@ def test_the_first_screen_shows_the_tenant_and_what_happened(server, browser):
     open_page(driver, base)
     sign_in(driver)
     wait(driver, visible("overview"))
-    users = by_id(driver, "overview-users").text
+    users = wait(driver, lambda d: by_id(d, "overview-users", many=True))[0].text
     assert all(name in users for name in ("ana", "bob", "carl", "张三"))
     assert "concierge" in by_id(driver, "overview-agents").text
     activity = wait(driver, lambda d: by_id(d, "activity").text)
