@@ -290,17 +290,32 @@ def test_facts_land_in_their_labelled_slots() -> None:
         assert slots.agreement >= SLOT_AGREEMENT_FLOOR, (name, slots, [m for m in score.misses if m["slot_misses"]])
 
 
-@pytest.mark.skipif(not LOCOMO.exists(), reason="LoCoMo data not present")
-def test_locomo_observation_coverage_holds() -> None:
+def locomo_figures(mode: str) -> dict[str, float]:
     evaluation = load_eval()
     total = evaluation.Coverage()
-    for coverage in evaluation.locomo_coverage(LOCOMO).values():
+    for coverage in evaluation.locomo_coverage(LOCOMO, RuleExtractor(mode)).values():
         total.add(coverage)
-    figures = total.as_dict()
     assert total.facts == 1487
+    return total.as_dict()
+
+
+@pytest.mark.skipif(not LOCOMO.exists(), reason="LoCoMo data not present")
+def test_locomo_observation_coverage_holds_for_the_patterns() -> None:
+    figures = locomo_figures("patterns")
     assert figures["turn_coverage_raw"] >= 0.45
     assert figures["turn_coverage_gated"] >= 0.40
     assert figures["gated_on_evidence_turn_share"] >= 0.72
+
+
+@pytest.mark.skipif(not LOCOMO.exists(), reason="LoCoMo data not present")
+def test_locomo_observation_coverage_of_the_default_extractor() -> None:
+    """The keeper (default ``both``) keeps what is not plainly something else: it covers nearly every
+    gold observation's turn, and LoCoMo's narrative chat means it also keeps many turns nobody
+    annotated, so its share of candidates on evidence turns is lower than the patterns' (0.535 vs
+    0.787, recorded in docs/benchmarks/extraction.md)."""
+    figures = locomo_figures("both")
+    assert figures["turn_coverage_gated"] >= 0.90
+    assert figures["gated_on_evidence_turn_share"] >= 0.50
 
 
 # --- classes found on the second fresh held-out set (tests/data/extraction_heldout2.jsonl) ---------

@@ -60,6 +60,18 @@ def seed(memory: Memory) -> dict[str, str]:
     return {"tea": tea.id}
 
 
+def serve(app) -> tuple[str, uvicorn.Server, threading.Thread]:
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.bind(("127.0.0.1", 0))
+    uv = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+    thread = threading.Thread(target=uv.run, kwargs={"sockets": [listener]}, daemon=True)
+    thread.start()
+    while not uv.started:
+        assert thread.is_alive(), "uvicorn stopped before it started"
+        time.sleep(0.02)
+    return f"http://127.0.0.1:{listener.getsockname()[1]}", uv, thread
+
+
 @pytest.fixture(scope="module")
 def server() -> Iterator[tuple[str, dict[str, str], Memory]]:
     saved = os.environ.get("ENGRAM_ENCRYPTION_KEY")
@@ -68,17 +80,8 @@ def server() -> Iterator[tuple[str, dict[str, str], Memory]]:
     memory = Memory(SQLiteStore(str(Path(folder) / "ui.db")), embedder=FakeHashEmbedder(), clock=FakeClock(),
                     settings=Settings(auto_worker=False))
     ids = seed(memory)
-    app = create_app(memory, api_keys={KEY: "acme[reveal]"})  # the key may reveal (audited): issue 14
-    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    listener.bind(("127.0.0.1", 0))
-    port = listener.getsockname()[1]
-    uv = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
-    thread = threading.Thread(target=uv.run, kwargs={"sockets": [listener]}, daemon=True)
-    thread.start()
-    while not uv.started:
-        assert thread.is_alive(), "uvicorn stopped before it started"
-        time.sleep(0.02)
-    yield f"http://127.0.0.1:{port}", ids, memory
+    base, uv, thread = serve(create_app(memory, api_keys={KEY: "acme[reveal]"}))  # the key may reveal (audited)
+    yield base, ids, memory
     uv.should_exit = True
     thread.join()
     memory.close()
@@ -149,6 +152,17 @@ def sign_in(driver) -> None:
     by_id(driver, "key-input").send_keys(KEY)
     by_id(driver, "key-form").submit()
     wait(driver, lambda d: by_id(d, "tenant").text.startswith("tenant: acme"))
+
+
+def open_the_one_memory(driver, base: str, namespace: str, content: str) -> None:
+    """Sign in, pick a namespace that holds one memory with personal data, open it."""
+    driver.set_window_size(1280, 800)
+    open_page(driver, base)
+    sign_in(driver)
+    pick_namespace(driver, namespace)
+    wait(driver, lambda d: rows(d) == [content])
+    by_id(driver, "memory-row", many=True)[0].click()
+    wait(driver, visible("pii-note"))
 
 
 def test_list_search_open_forget_history(server, browser):
@@ -229,13 +243,7 @@ def test_list_search_open_forget_history(server, browser):
 def test_personal_data_is_masked_until_revealed(server, browser):
     base, _, _ = server
     driver = browser
-    driver.set_window_size(1280, 800)
-    open_page(driver, base)
-    sign_in(driver)
-    pick_namespace(driver, "users / carl")
-    wait(driver, lambda d: rows(d) == ["Reach Carl at [EMAIL] or [PHONE#1]"])
-    by_id(driver, "memory-row", many=True)[0].click()
-    wait(driver, visible("pii-note"))
+    open_the_one_memory(driver, base, "users / carl", "Reach Carl at [EMAIL] or [PHONE#1]")
     assert by_id(driver, "detail-content").text == "Reach Carl at [EMAIL] or [PHONE#1]"
     assert "carl@example.com" not in driver.page_source and PHONE not in driver.page_source
     shot(driver, "masked-desktop")
@@ -280,18 +288,6 @@ def test_api_docs_render_without_the_internet(server, browser):
     assert loaded and all(url.startswith(base) for url in loaded), loaded
 
 
-def serve(app) -> tuple[str, uvicorn.Server, threading.Thread]:
-    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    listener.bind(("127.0.0.1", 0))
-    uv = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
-    thread = threading.Thread(target=uv.run, kwargs={"sockets": [listener]}, daemon=True)
-    thread.start()
-    while not uv.started:
-        assert thread.is_alive(), "uvicorn stopped before it started"
-        time.sleep(0.02)
-    return f"http://127.0.0.1:{listener.getsockname()[1]}", uv, thread
-
-
 @pytest.fixture
 def reviewing(tmp_path) -> Iterator[tuple[str, Memory]]:
     """A single-tenant server (its one caller may review) holding two org writes for a
@@ -316,6 +312,12 @@ def reviewing(tmp_path) -> Iterator[tuple[str, Memory]]:
     memory.close()
 
 
+def open_panel(driver, base: str, panel: str, lang: str) -> None:
+    driver.set_window_size(1280, 800)
+    driver.get(f"{base}/ui/?lang={lang}")
+    wait(driver, visible(f"panel-{panel}")).click()
+
+
 def test_panels_appear_only_when_the_server_offers_them(reviewing, browser):
     base, _ = reviewing
     browser.set_window_size(1280, 800)
@@ -328,9 +330,7 @@ def test_panels_appear_only_when_the_server_offers_them(reviewing, browser):
 def test_a_reviewer_approves_edits_and_rejects_held_writes(reviewing, browser):
     base, memory = reviewing
     driver = browser
-    driver.set_window_size(1280, 800)
-    driver.get(f"{base}/ui/?lang=en")
-    wait(driver, visible("panel-approvals")).click()
+    open_panel(driver, base, "approvals", "en")
     wait(driver, lambda d: len(by_id(d, "pending", many=True)) == 2)
     card = next(c for c in by_id(driver, "pending", many=True) if "Offices close at 6pm" in c.text)
     assert "org memory" in card.text and "proposed by app" in card.text
@@ -359,9 +359,7 @@ def test_a_reviewer_approves_edits_and_rejects_held_writes(reviewing, browser):
 def test_a_reviewer_judges_sampled_writes(reviewing, browser):
     base, memory = reviewing
     driver = browser
-    driver.set_window_size(1280, 800)
-    driver.get(f"{base}/ui/?lang=en")
-    wait(driver, visible("panel-samples")).click()
+    open_panel(driver, base, "samples", "en")
     wait(driver, visible("queue-sample")).click()
     wait(driver, lambda d: any("Ana takes the 8:10 train" in c.text for c in by_id(d, "sample", many=True)))
     card = next(c for c in by_id(driver, "sample", many=True) if "Ana takes the 8:10 train" in c.text)
@@ -375,9 +373,7 @@ def test_a_reviewer_judges_sampled_writes(reviewing, browser):
 def test_past_conversations_are_grouped_by_thread(reviewing, browser):
     base, _ = reviewing
     driver = browser
-    driver.set_window_size(1280, 800)
-    driver.get(f"{base}/ui/?lang=zh")
-    wait(driver, visible("panel-conversations")).click()
+    open_panel(driver, base, "conversations", "zh")
     thread = wait(driver, lambda d: next((t for t in by_id(d, "thread", many=True) if "printer-help" in t.text), None))
     assert "2 轮" in thread.text and "users / ana" in thread.text
     thread.find_element(By.CSS_SELECTOR, "[data-testid='thread-open']").click()
@@ -395,7 +391,7 @@ def test_the_first_screen_shows_the_tenant_and_what_happened(server, browser):
     open_page(driver, base)
     sign_in(driver)
     wait(driver, visible("overview"))
-    users = by_id(driver, "overview-users").text
+    users = wait(driver, lambda d: by_id(d, "overview-users", many=True))[0].text
     assert all(name in users for name in ("ana", "bob", "carl", "张三"))
     assert "concierge" in by_id(driver, "overview-agents").text
     activity = wait(driver, lambda d: by_id(d, "activity").text)
@@ -432,12 +428,29 @@ def test_no_reveal_button_for_what_was_masked_when_written(server, browser):
     base, _, memory = server
     memory.remember("Write to [EMAIL] for invoices", Scope.for_user("acme", "erin"), sensitivity="personal")
     driver = browser
-    driver.set_window_size(1280, 800)
-    open_page(driver, base)
-    sign_in(driver)
-    pick_namespace(driver, "users / erin")
-    wait(driver, lambda d: rows(d) == ["Write to [EMAIL] for invoices"])
-    by_id(driver, "memory-row", many=True)[0].click()
-    note = wait(driver, visible("pii-note"))
+    open_the_one_memory(driver, base, "users / erin", "Write to [EMAIL] for invoices")
+    note = by_id(driver, "pii-note")
     assert "masked when it was written" in note.text
     assert not by_id(driver, "reveal", many=True)  # the key may reveal, but nothing is stored to reveal
+
+
+def test_the_profile_panel_lists_it_and_pins_or_unpins(reviewing, browser):
+    """Issue 20: the profile (what context() always gives first) read and steered in the inspector."""
+    base, memory = reviewing
+    memory.remember("Allergic to peanuts", ANA)
+    todo = memory.remember("Call the bank on Monday", ANA, kind="todo")
+    driver = browser
+    driver.set_window_size(1280, 800)
+    driver.get(f"{base}/ui/?lang=en")
+    pick_namespace(driver, "users / ana")
+    wait(driver, visible("panel-profile")).click()
+    wait(driver, lambda d: len(rows(d, "profile-row")) == 2)
+    assert rows(driver, "profile-row") == ["Allergic to peanuts", "Ana takes the 8:10 train"]  # constraints first
+    shot(driver, "profile")
+    allergy = next(r for r in by_id(driver, "profile-row", many=True) if "peanuts" in r.text)
+    allergy.find_element(By.CSS_SELECTOR, "[data-testid='profile-unpin']").click()
+    wait(driver, lambda d: rows(d, "profile-row") == ["Ana takes the 8:10 train"])
+    memory.update(todo.id, ANA, pinned=True)  # an app pins a to-do in; the panel shows it first
+    by_id(driver, "panel-profile").click()
+    wait(driver, lambda d: rows(d, "profile-row")[:1] == ["Call the bank on Monday"])
+    assert [r.pinned for r in memory.profile(ANA)][:1] == [True]
