@@ -178,23 +178,30 @@ def single_writes(memory: Memory, rng: random.Random, count: int, vectors: dict)
     return samples
 
 
-def hnsw_recall(store, vectors: list[np.ndarray], ef_values: Sequence[int], k: int = 10) -> dict:
-    """recall@k of tenant-wide HNSW search against exact search over the same rows."""
-    where = RecordFilter(namespace=(), descendants=True)
+def hnsw_recall(store, vectors: list[np.ndarray], ef_values: Sequence[int], k: int = 10,
+                scopes: Sequence[Scope] | None = None) -> dict:
+    """recall@k of HNSW search (forced: exact_threshold 0) against exact search over the
+    same rows: tenant-wide, or inside each query's ``scopes`` (a user's 1,000 among all).
+    ``vector_paths`` says how the forced searches ran: a filtered index scan that finds
+    fewer than k rows falls back to exact (without pgvector's iterative scans, 0.8+)."""
+    wheres = [RecordFilter(namespace=(), descendants=True)] * len(vectors) if scopes is None else [
+        RecordFilter(namespace=scope.namespace) for scope in scopes]
     exact_threshold, ef_default = store.exact_threshold, store.ef_search
     store.exact_threshold = 10**12
-    truth = [{h.id for h in store.nearest(TENANT, where, "usem3", v, k)} for v in vectors]
+    truth = [{h.id for h in store.nearest(TENANT, where, "usem3", v, k)} for v, where in zip(vectors, wheres)]
     store.exact_threshold = 0
     out = {}
     for ef in ef_values:
         store.ef_search = ef
         hits, samples = 0, []
-        for vector, expected in zip(vectors, truth):
+        before = dict(store.vector_paths)
+        for vector, expected, where in zip(vectors, truth, wheres):
             started = time.perf_counter()
             found = {h.id for h in store.nearest(TENANT, where, "usem3", vector, k)}
             samples.append(time.perf_counter() - started)
             hits += len(found & expected)
-        out[ef] = {"recall_at_10": round(hits / (k * len(vectors)), 4), **percentiles(samples)}
+        paths = {key: value - before.get(key, 0) for key, value in store.vector_paths.items()}
+        out[ef] = {"recall_at_10": round(hits / (k * len(vectors)), 4), "paths": paths, **percentiles(samples)}
     store.exact_threshold, store.ef_search = exact_threshold, ef_default
     return out
 
@@ -252,6 +259,8 @@ def run_size(size: int, args, model: USEEmbedder, admin_url: str) -> dict:
                    Target("postgres-bulk", pg_schema(admin_url), {})]
         if not args.skip_exact:
             targets.append(Target("postgres-exact", pg_schema(admin_url, hnsw="off"), {}))
+        if args.targets:
+            targets = [target for target in targets if target.name in args.targets]
         for target in targets:
             embedder = Precomputed(model, vectors)
             memory = Memory.open(target.url, embedder=embedder, clock=FakeClock())
@@ -276,9 +285,11 @@ def run_size(size: int, args, model: USEEmbedder, admin_url: str) -> dict:
             if target.name.startswith("postgres"):
                 store = memory.store
                 row["vector_paths"] = dict(store.vector_paths)
-                if target.name == "postgres":
-                    row["hnsw_recall"] = hnsw_recall(
-                        store, [vectors[q] for q in queries[: args.recall_queries]], args.ef)
+                if target.name in ("postgres", "postgres-bulk"):
+                    asked = [vectors[q] for q in queries[: args.recall_queries]]
+                    row["hnsw_recall"] = hnsw_recall(store, asked, args.ef)
+                    row["hnsw_recall_user_scope"] = hnsw_recall(store, asked, args.ef,
+                                                                scopes=user_scopes[: args.recall_queries])
                 row["bytes_on_disk"] = store.stats().extra["bytes_on_disk"]
                 row["rls_enforced"] = store.stats().extra["row_level_security_enforced"]
             else:
@@ -339,7 +350,8 @@ def markdown(results: list[dict], command: str) -> str:
               "nearest() latency at each ef_search:", "",
               "| memories | ef_search | recall@10 | nearest p50 / p95 ms |", "|---:|---:|---:|---:|"]
     for result in results:
-        for ef, row in result["postgres"]["hnsw_recall"].items():
+        indexed = result.get("postgres") or result.get("postgres-bulk") or {}
+        for ef, row in indexed.get("hnsw_recall", {}).items():
             lines.append(f"| {result['size']:,} | {ef} | {row['recall_at_10']} | {row['p50_ms']} / {row['p95_ms']} |")
     return "\n".join(lines)
 
@@ -367,6 +379,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--batch", type=int, default=500)
     parser.add_argument("--pg-url", help="a superuser URL of an existing server; default: start pgserver")
     parser.add_argument("--skip-exact", action="store_true", help="do not measure PostgreSQL without HNSW")
+    parser.add_argument("--targets", nargs="+", help="only these (sqlite, postgres, postgres-bulk, postgres-exact)")
     parser.add_argument("--cache", default=str(Path(tempfile.gettempdir()) / "engram-bench-vectors"),
                         help="where corpus vectors are kept between runs ('' to disable)")
     parser.add_argument("--out", type=Path)

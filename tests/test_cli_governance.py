@@ -44,18 +44,18 @@ def _memory(env):
 def test_a_held_remember_exits_7_and_is_approved_or_rejected_from_the_cli(env):
     out = cli("remember", "Offices close at 6pm", "--ns", "orgs", "--ns", "acme", code=7)
     assert "awaits approval" in out
-    listed = json.loads(cli("approvals", "list", "--json"))
+    listed = json.loads(cli("approvals", "list", "--json"))["items"]
     assert [p["changes"][0]["record"]["content"] for p in listed] == ["Offices close at 6pm"]
     assert "Offices close at 6pm" in cli("approvals", "list")
     pending_id = listed[0]["id"]
     assert json.loads(cli("approvals", "show", pending_id))["rule"].startswith("org")
     written = json.loads(cli("approvals", "approve", pending_id, "--content", "Offices close at 18:00", "--json"))
-    assert written[0]["content"] == "Offices close at 18:00"
+    assert written["items"][0]["content"] == "Offices close at 18:00"
     cli("approvals", "approve", pending_id, code=4)  # decided already: a conflict
     cli("remember", "Fridays off", "--ns", "orgs", "--ns", "acme", code=7)
-    other = json.loads(cli("approvals", "list", "--json"))[0]["id"]
-    assert "rejected" in cli("approvals", "reject", other, "--reason", "not true")
-    rejected = json.loads(cli("approvals", "list", "--status", "rejected", "--json"))
+    other = json.loads(cli("approvals", "list", "--json"))["items"][0]["id"]
+    assert "rejected" in cli("approvals", "reject", other[:10], "--reason", "not true")  # a prefix will do
+    rejected = json.loads(cli("approvals", "list", "--status", "rejected", "--json"))["items"]
     assert rejected[0]["decided_by"] == "maria" and rejected[0]["decision_reason"] == "not true"
     cli("approvals", "reject", "nope", "--reason", "x", code=3)
 
@@ -74,19 +74,23 @@ def test_audit_why_and_answer(env):
     cli("audit", "why", "nope", code=3)
 
 
-def test_review_metrics_keys_and_reveal(env, monkeypatch):
+def test_quality_keys_and_reveal(env, monkeypatch):
     cli("remember", "Call me on 13812345678", "--user", "alice")
-    assert "queued 1" in cli("review", "sample", "--n", "5")
-    [sample] = json.loads(cli("review", "list", "--json"))
+    assert "queued 1" in cli("quality", "sample", "--n", "5")
+    [sample] = json.loads(cli("quality", "list", "--json"))["items"]
     assert sample["written"]["content"] == "Call me on [PHONE#1]"
-    cli("review", "mark", sample["id"], "correct", "--note", "fine")
-    cli("review", "mark", sample["id"], "perhaps", code=2)
-    [report] = json.loads(cli("metrics", "--json"))
+    cli("quality", "mark", sample["id"], "correct", "--note", "fine")
+    cli("quality", "mark", sample["id"], "perhaps", code=2)
+    report = json.loads(cli("quality", "report", "--json"))  # ENGRAM_TENANT: one tenant, as GET /v1/quality
     assert report["write_accuracy"]["rate"] == 1.0 and report["pii_actions"] == {"phone": {"encrypt": 1}}
-    table = cli("metrics")
+    monkeypatch.delenv("ENGRAM_TENANT")
+    assert [r["tenant"] for r in json.loads(cli("quality", "report", "--json"))["items"]] == ["acme"]
+    monkeypatch.setenv("ENGRAM_TENANT", "acme")
+    table = cli("quality", "report")
     assert "write accuracy" in table and "100.0%" in table
     record_id = sample["record_id"]
-    assert cli("reveal", record_id, "--reason", "ticket 4").strip() == "Call me on 13812345678"
+    assert cli("keys", "reveal", record_id[:10], "--reason", "ticket 4").strip() == "Call me on 13812345678"
+    assert "values it decrypts" in cli("keys", "status")
     status = json.loads(cli("keys", "status", "--json"))
     assert status["records"] == 1 and sum(status["values"].values()) == 1
     new = cli("keys", "generate").strip()
@@ -94,4 +98,4 @@ def test_review_metrics_keys_and_reveal(env, monkeypatch):
     [rotation] = json.loads(cli("keys", "rotate", "--json"))
     assert rotation["records"] == 1 and rotation["unreadable"] == 0
     monkeypatch.setenv("ENGRAM_ENCRYPTION_KEY", new)
-    assert cli("reveal", record_id, "--reason", "after rotation").strip() == "Call me on 13812345678"
+    assert cli("keys", "reveal", record_id, "--reason", "after rotation").strip() == "Call me on 13812345678"

@@ -1,6 +1,9 @@
 """engram.compat.mem0.Memory: mem0's documented quickstart runs unchanged (only the
 import line differs) and answers with mem0's result shapes."""
 
+import asyncio
+import inspect
+
 import pytest
 
 from engram import FakeHashEmbedder, Scope
@@ -143,8 +146,152 @@ def test_scopes_filters_and_errors(env):
             m.search("x")
         with pytest.raises(ValueError, match="At least one filter is required"):
             m.delete_all()
-        with pytest.raises(ValueError):
-            m.search("x", filters={"user_id": "ana", "OR": [{"a": 1}]})
+        either = m.search("likes", filters={"user_id": "ana", "OR": [{"level": 3}, {"level": 1}]})["results"]
+        assert {r["memory"] for r in either} == {"Likes jazz", "Likes rock"}
+        with pytest.raises(ValueError, match="OR operator requires a non-empty list"):
+            m.search("x", filters={"user_id": "ana", "OR": []})
+        with pytest.raises(ValueError, match="Unsupported metadata filter operator: regex"):
+            m.search("x", filters={"user_id": "ana", "level": {"regex": "."}})
         assert m.get("no-such-id") is None
         m.delete(a["id"])
         assert m.get(a["id"]) is None and len(engram.history(a["id"], Scope("acme"))) == 2  # history kept
+
+
+def test_filters_take_contains_in_wildcards_and_logic(m):
+    m.add("Flight to Lisbon on Friday", user_id="ana", infer=False, metadata={"topic": "travel plans", "n": 2})
+    m.add("Dinner with Bruno", user_id="ana", infer=False, metadata={"topic": "Social", "n": 5})
+    m.add("Renew the passport", user_id="ana", infer=False)
+
+    def found(filters):
+        hits = m.search("flight dinner passport", filters={"user_id": "ana", **filters}, threshold=0.0)["results"]
+        return {r["memory"] for r in hits}
+
+    assert found({"topic": {"contains": "travel"}}) == {"Flight to Lisbon on Friday"}
+    assert found({"topic": {"icontains": "SOCIAL"}}) == {"Dinner with Bruno"}
+    assert found({"topic": {"in": ["Social", "work"]}}) == {"Dinner with Bruno"}
+    assert found({"topic": {"nin": ["Social"]}}) == {"Flight to Lisbon on Friday", "Renew the passport"}
+    assert found({"topic": "*"}) == {"Flight to Lisbon on Friday", "Dinner with Bruno"}
+    assert found({"OR": [{"n": {"gte": 5}}, {"topic": {"contains": "plans"}}]}) == {
+        "Flight to Lisbon on Friday", "Dinner with Bruno"}
+    assert found({"NOT": [{"topic": "*"}]}) == {"Renew the passport"}
+    assert found({"AND": [{"n": {"gt": 1}}, {"n": {"lt": 3}}]}) == {"Flight to Lisbon on Friday"}
+
+
+def test_expiration_dates_on_add_and_update(m):
+    kept = m.add("Parking pass for March", user_id="ana", infer=False, expiration_date="2999-03-31")["results"][0]
+    assert m.get(kept["id"])["expiration_date"] == "2999-03-31"
+    assert m.update(kept["id"], expiration_date="2000-01-01") == {"message": "Memory updated successfully!"}
+    assert m.get(kept["id"])["expiration_date"] == "2000-01-01"  # get() still shows it, as mem0 does
+    assert m.get_all(filters={"user_id": "ana"})["results"] == []  # expired: hidden
+    assert m.search("parking pass", filters={"user_id": "ana"})["results"] == []
+    assert [r["id"] for r in m.get_all(filters={"user_id": "ana"}, show_expired=True)["results"]] == [kept["id"]]
+    assert [r["id"] for r in m.search("parking pass", filters={"user_id": "ana"}, show_expired=True)["results"]] \
+        == [kept["id"]]
+    m.update(kept["id"], expiration_date=None)  # None clears it
+    assert "expiration_date" not in m.get(kept["id"])
+    assert [r["id"] for r in m.get_all(filters={"user_id": "ana"})["results"]] == [kept["id"]]
+    inferred = m.add("I prefer window seats on flights.", user_id="ana", expiration_date="2999-12-31")["results"]
+    assert inferred and all(m.get(r["id"])["expiration_date"] == "2999-12-31" for r in inferred)
+    assert [h["event"] for h in m.history(inferred[0]["id"])] == ["ADD"]  # the expiry folds into the ADD
+    with pytest.raises(ValueError, match="YYYY-MM-DD"):
+        m.update(kept["id"], expiration_date="next week")
+
+
+def test_search_explains_and_keeps_mem0s_defaults(m):
+    for i in range(30):
+        m.add(f"Note {i} about the quarterly budget review", user_id="ana", infer=False)
+    m.add("Unrelated: the cat sleeps on the sofa", user_id="ana", infer=False)
+    hits = m.search("quarterly budget review", filters={"user_id": "ana"})["results"]
+    assert len(hits) == 20 and all(h["score"] >= 0.1 for h in hits)  # mem0: top_k=20, threshold=0.1
+    assert "score_details" not in hits[0]
+    explained = m.search("quarterly budget", filters={"user_id": "ana"}, top_k=3, explain=True)["results"]
+    details = explained[0]["score_details"]
+    assert len(explained) == 3 and details["final_score"] == explained[0]["score"] and details["threshold"] == 0.1
+    assert {"semantic_score", "bm25_score", "recency", "importance"} <= set(details)
+    everything = m.search("quarterly budget", filters={"user_id": "ana"}, top_k=100, threshold=0.0)["results"]
+    assert len(everything) > len(m.search("quarterly budget", filters={"user_id": "ana"}, top_k=100)["results"])
+    assert len(m.get_all(filters={"user_id": "ana"})["results"]) == 20
+
+
+def test_metadata_shows_only_what_the_caller_gave(m):
+    added = m.add("I prefer concise reports.", user_id="ana", metadata={"source": "chat"})["results"]
+    assert added
+    item = m.get(added[0]["id"])
+    assert item["metadata"] == {"source": "chat"}  # not engram's extractor, rule or source messages
+    assert m.get_all(filters={"user_id": "ana"})["results"][0]["metadata"] == {"source": "chat"}
+    m.update(added[0]["id"], metadata={"checked": True})
+    assert m.get(added[0]["id"])["metadata"] == {"source": "chat", "checked": True}
+    record = m.memory.get(added[0]["id"], Scope("default"))
+    assert "extractor" in record.metadata  # engram keeps its own keys beside the caller's
+
+
+@pytest.mark.parametrize("call", [
+    lambda m: m.update("no-such-id", text="x"), lambda m: m.delete("no-such-id"), lambda m: m.history("no-such-id"),
+])
+def test_a_missing_id_is_mem0s_value_error(m, call):
+    with pytest.raises(ValueError, match="Memory with id no-such-id not found") as caught:
+        call(m)
+    assert not isinstance(caught.value, KeyError)
+
+
+# mem0's "Async Memory" page (docs/open-source/features/async-memory.mdx): core
+# operations and concurrent adds, with `from mem0 import AsyncMemory` as the changed line
+# and the page's "memory-id-here" placeholder filled from the add.
+ASYNC_PAGE = """
+import asyncio
+from engram.compat.mem0 import AsyncMemory
+
+memory = AsyncMemory()
+
+async def core_operations():
+    result = await memory.add(
+        messages=[
+            {"role": "user", "content": "I prefer vegetarian food"},
+            {"role": "assistant", "content": "That's great to hear!"}
+        ],
+        user_id="alice"
+    )
+    memory_id = result["results"][0]["id"]
+    results = await memory.search(query="What food do I like?", filters={"user_id": "alice"})
+    all_memories = await memory.get_all(filters={"user_id": "alice"})
+    specific_memory = await memory.get(memory_id=memory_id)
+    updated_memory = await memory.update(memory_id=memory_id, text="I prefer vegan food")
+    history = await memory.history(memory_id=memory_id)
+    await memory.delete(memory_id=memory_id)
+    await memory.delete_all(user_id="alice")
+    return results, all_memories, specific_memory, updated_memory, history
+
+async def batch_operations():
+    tasks = [
+        memory.add(
+            messages=[{"role": "user", "content": f"Message {i}"}],
+            user_id=f"user_{i}"
+        )
+        for i in range(5)
+    ]
+    return await asyncio.gather(*tasks, return_exceptions=True)
+
+core = asyncio.run(core_operations())
+batch = asyncio.run(batch_operations())
+"""
+
+
+def test_mem0s_async_page_runs_unchanged(env):
+    scope: dict = {}
+    exec(ASYNC_PAGE, scope)
+    results, all_memories, specific, updated, history = scope["core"]
+    assert results["results"] and set(results["results"][0]) >= ITEM_KEYS
+    assert [r["id"] for r in all_memories["results"]] == [specific["id"]]
+    assert updated == {"message": "Memory updated successfully!"}
+    assert [h["event"] for h in history] == ["ADD", "UPDATE"] and history[1]["new_memory"] == "I prefer vegan food"
+    assert [type(r) for r in scope["batch"]] == [dict] * 5
+    memory = scope["memory"]
+    assert asyncio.run(memory.get_all(filters={"user_id": "alice"})) == {"results": []}
+    asyncio.run(memory.close())
+
+
+def test_the_async_face_is_derived_from_the_sync_one():
+    from engram.compat.mem0 import AsyncMemory
+    for name in ("add", "update", "delete", "delete_all", "reset", "get", "get_all", "search", "history", "close"):
+        assert inspect.iscoroutinefunction(getattr(AsyncMemory, name)), name
+        assert inspect.signature(getattr(AsyncMemory, name)) == inspect.signature(getattr(Memory, name))

@@ -77,3 +77,31 @@ def test_passages_are_never_cached():
     cache.embed(["same text"])
     cache.embed(["same text"])
     assert inner.calls["passage"] == 2 and inner.calls["query"] == 0
+
+
+def test_the_context_block_fits_its_budget_exactly_as_rendering_each_trial_would():
+    """build_context counts the block's size as hits are added; the choice must equal
+    rendering every trial block and estimating its tokens (the former way)."""
+    import random
+    from datetime import UTC, datetime
+
+    from engram.model import Kind, MemoryRecord, SearchHit, Signals
+    from engram.search.context import build_context, estimate_tokens, render
+
+    rnd = random.Random(3)
+    words = ["tea", "report", "deadline", "绿茶", "周末爬山", "Berlin", "a much longer sentence about the project"]
+    now = datetime(2024, 1, 1, tzinfo=UTC)
+    for trial in range(60):
+        hits = [SearchHit(MemoryRecord(
+            id=f"r{trial}-{i}", scope=Scope("t", ("u",)), kind=rnd.choice(list(Kind)),
+            content=" ".join(rnd.choices(words, k=rnd.randint(1, 12))), importance=0.5, confidence=1.0,
+            created_at=now, updated_at=now, valid_from=now), 1.0 - i / 100, Signals()) for i in range(rnd.randint(1, 30))]
+        budget = rnd.randint(5, 300)
+        for language in ("en", "zh"):
+            chosen: list = []
+            for hit in hits:
+                if estimate_tokens(render(chosen + [hit], language)) <= budget:
+                    chosen = chosen + [hit]
+            block = build_context(hits, "q", budget, language)
+            assert [h.record.id for h in block.hits] == [h.record.id for h in chosen]
+            assert block.tokens == estimate_tokens(render(chosen, language)) <= budget or not chosen

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+import numpy as np
 import pytest
 
 from engram import FakeClock, FakeHashEmbedder, Memory, Scope, Settings
 from engram.errors import InvalidValueError
 from engram.model import Source
 from engram.search.retrieve import (
-    Candidate,
     RetrievalSettings,
     fuse_minmax,
     lexical_share,
@@ -61,20 +61,19 @@ def test_rewrite_keeps_the_users_lines():
     assert transcript_lines("Alice: hi\nthis line has no speaker") is None
 
 
-def _cand(key, relevance):
-    return Candidate(key, 0.0, 0.0, relevance)
-
-
 def test_minmax_scales_each_list():
     lexical = [ScoredId("a", 10.0), ScoredId("b", 5.0)]
     vector = [ScoredId("b", 0.9), ScoredId("c", 0.8), ScoredId("d", 0.7)]
-    fused = {c.id: c for c in fuse_minmax(lexical, vector, {"a": 0.6}, 0.5)}
-    assert fused["a"].relevance == pytest.approx(0.5 * 1.0 + 0.5 * 0.0)  # cosine under the pool's floor
-    assert fused["b"].relevance == pytest.approx(0.5 * 0.5 + 0.5 * 1.0)
-    assert fused["c"].relevance == pytest.approx(0.5 * 0.0 + 0.5 * 0.5)
-    assert fused["b"].vector == pytest.approx(0.9)  # the raw cosine stays the signal shown
-    single = {c.id: c.relevance for c in fuse_minmax([], [ScoredId("x", 0.5)], {"y": 0.4}, 0.5)}
-    assert single == {"x": 0.5, "y": 0.0}
+    pool = fuse_minmax(lexical, vector, {"a": 0.6}, 0.5)
+    fused = dict(zip(pool.ids, pool.relevance.tolist()))
+    assert pool.ids == ["a", "b", "c", "d"]  # lexical first, then vector-only, in list order
+    assert fused["a"] == pytest.approx(0.5 * 1.0 + 0.5 * 0.0)  # cosine under the pool's floor
+    assert fused["b"] == pytest.approx(0.5 * 0.5 + 0.5 * 1.0)
+    assert fused["c"] == pytest.approx(0.5 * 0.0 + 0.5 * 0.5)
+    assert pool.vector[1] == pytest.approx(0.9)  # the raw cosine stays the signal shown
+    single = fuse_minmax([], [ScoredId("x", 0.5)], {"y": 0.4}, 0.5)
+    assert dict(zip(single.ids, single.relevance.tolist())) == {"x": 0.5, "y": 0.0}
+    assert single.best(1).ids == ["x"]
 
 
 def test_long_queries_lean_on_vectors():
@@ -101,21 +100,21 @@ def test_context_lifts_neighbours_and_thread(tmp_path):
             "c": _record(memory, scope, "c", "s1", start + timedelta(hours=2)),
             "d": _record(memory, scope, "d", "s2", start + timedelta(seconds=60)),
         }
-    by_id = {r.id: r for r in records.values()}
-    cands = [_cand(records["a"].id, 0.9), _cand(records["b"].id, 0.2), _cand(records["c"].id, 0.2),
-             _cand(records["d"].id, 0.2)]
+    order = [records[key] for key in "abcd"]
+    relevance = np.array([0.9, 0.2, 0.2, 0.2])
+    threads = [r.source.thread_id for r in order]
+    times = np.array([r.valid_from.timestamp() for r in order])
     settings = RetrievalSettings(neighbour_weight=0.5, neighbour_window_s=120, thread_weight=0.0)
-    lifted = {c.id: c.relevance for c in lift_by_context(cands, by_id, settings)}
-    assert lifted[records["b"].id] == pytest.approx(0.2 + 0.5 * 0.9 * 0.8)  # said 30 s after a strong hit
-    assert lifted[records["c"].id] == pytest.approx(0.2)  # same thread, hours later
-    assert lifted[records["d"].id] == pytest.approx(0.2)  # other thread
-    assert lifted[records["a"].id] >= 0.9  # nothing is pushed down
-    threads = {c.id: c.relevance for c in lift_by_context(cands, by_id, RetrievalSettings(neighbour_weight=0,
-                                                                                           thread_weight=0.1))}
-    assert threads[records["c"].id] == pytest.approx(0.2 + 0.1 * 0.9 * 0.8)
+    a, b, c, d = lift_by_context(relevance, threads, times, settings).tolist()
+    assert b == pytest.approx(0.2 + 0.5 * 0.9 * 0.8)  # said 30 s after a strong hit
+    assert c == pytest.approx(0.2)  # same thread, hours later
+    assert d == pytest.approx(0.2)  # other thread
+    assert a >= 0.9  # nothing is pushed down
+    by_thread = lift_by_context(relevance, threads, times, RetrievalSettings(neighbour_weight=0, thread_weight=0.1))
+    assert by_thread[2] == pytest.approx(0.2 + 0.1 * 0.9 * 0.8)
     window = TimeWindow(start - timedelta(days=1), start + timedelta(minutes=5))
-    inside = {c.id: c.relevance for c in lift_inside(cands, by_id, window, 0.5)}
-    assert inside[records["b"].id] == pytest.approx(0.6) and inside[records["c"].id] == pytest.approx(0.2)
+    inside = lift_inside(relevance, times, window, 0.5)
+    assert inside[1] == pytest.approx(0.6) and inside[2] == pytest.approx(0.2)
 
 
 def test_a_date_in_the_query_finds_that_days_memories(tmp_path):

@@ -105,3 +105,28 @@ def test_vector_cache_sees_writes_from_another_connection(db_path, alice):
     assert "black coffee" in found
     reader.close()
     writer.close()
+
+
+def test_an_in_memory_store_is_one_database_for_every_thread_and_private_to_its_store():
+    import threading
+
+    from engram import FakeHashEmbedder, Memory, Scope
+
+    first = Memory.open(":memory:", embedder=FakeHashEmbedder())
+    other = Memory.open(":memory:", embedder=FakeHashEmbedder())
+    scope = Scope("acme")
+
+    def write(i: int) -> None:
+        for j in range(10):
+            first.remember(f"fact {i} {j}", scope)
+
+    threads = [threading.Thread(target=write, args=(i,)) for i in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    try:
+        assert first.stats("acme").records == 40 and other.stats().records == 0
+    finally:
+        first.close()
+        other.close()

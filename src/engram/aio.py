@@ -32,7 +32,7 @@ P = ParamSpec("P")
 R = TypeVar("R")
 S = TypeVar("S")
 
-__all__ = ["AsyncMemory", "off_thread"]
+__all__ = ["AsyncFace", "AsyncMemory", "off_thread"]
 
 
 def off_thread(method: Callable[Concatenate[Any, P], R]) -> Callable[Concatenate[Any, P], Coroutine[Any, Any, R]]:
@@ -56,14 +56,14 @@ def _opener(open_: Callable[P, Memory]) -> Callable[P, Coroutine[Any, Any, Async
     return opened
 
 
-class _Face(Generic[S]):
+class AsyncFace(Generic[S]):
     """An async face over one sync object; ``sync`` is that object."""
 
     def __init__(self, sync: S) -> None:
         self.sync = sync
 
 
-class AsyncThreads(_Face[Threads]):
+class AsyncThreads(AsyncFace[Threads]):
     record = off_thread(Threads.record)
     list = off_thread(Threads.list)
     turns = off_thread(Threads.turns)
@@ -72,7 +72,7 @@ class AsyncThreads(_Face[Threads]):
     drop_expired = off_thread(Threads.drop_expired)
 
 
-class AsyncConsolidation(_Face[Consolidation]):
+class AsyncConsolidation(AsyncFace[Consolidation]):
     run = off_thread(Consolidation.run)
     consolidator = off_thread(Consolidation.consolidator)
     schedules = off_thread(Consolidation.schedules)
@@ -80,7 +80,7 @@ class AsyncConsolidation(_Face[Consolidation]):
     run_due = off_thread(Consolidation.run_due)
 
 
-class AsyncApprovals(_Face[Approvals]):
+class AsyncApprovals(AsyncFace[Approvals]):
     list = off_thread(Approvals.list)
     get = off_thread(Approvals.get)
     approve = off_thread(Approvals.approve)
@@ -88,49 +88,49 @@ class AsyncApprovals(_Face[Approvals]):
     expire = off_thread(Approvals.expire)
 
 
-class AsyncAudit(_Face[Audit]):
+class AsyncAudit(AsyncFace[Audit]):
     list = off_thread(Audit.list)
     why = off_thread(Audit.why)
     link_answer = off_thread(Audit.link_answer)
     answer = off_thread(Audit.answer)
 
 
-class AsyncQuality(_Face[Quality]):
+class AsyncQuality(AsyncFace[Quality]):
     sample = off_thread(Quality.sample)
     list = off_thread(Quality.list)
     mark = off_thread(Quality.mark)
     report = off_thread(Quality.report)
 
 
-class AsyncKeys(_Face[Keys]):
+class AsyncKeys(AsyncFace[Keys]):
     status = off_thread(Keys.status)
     rotate = off_thread(Keys.rotate)
     reveal = off_thread(Keys.reveal)
 
 
-class AsyncJobs(_Face[Jobs]):
+class AsyncJobs(AsyncFace[Jobs]):
     list = off_thread(Jobs.list)
     drain = off_thread(Jobs.drain)
     start_worker = off_thread(Jobs.start_worker)
     stop_worker = off_thread(Jobs.stop_worker)
 
 
-class AsyncMaintenance(_Face[Maintenance]):
+class AsyncMaintenance(AsyncFace[Maintenance]):
     run = off_thread(Maintenance.run)
     reindex = off_thread(Maintenance.reindex)
 
 
-class AsyncTransfer(_Face[Transfer]):
+class AsyncTransfer(AsyncFace[Transfer]):
     export_to = off_thread(Transfer.export_to)
     import_from = off_thread(Transfer.import_from)
 
 
-class AsyncScopes(_Face[Scopes]):
+class AsyncScopes(AsyncFace[Scopes]):
     tenants = off_thread(Scopes.tenants)
     namespaces = off_thread(Scopes.namespaces)
 
 
-class AsyncMemory(_Face[Memory]):
+class AsyncMemory(AsyncFace[Memory]):
     """``Memory``, awaitable: ``await AsyncMemory.open(...)`` or ``AsyncMemory(memory)``
     over a Memory already open (``.sync`` is that Memory). Closing one closes the other."""
 

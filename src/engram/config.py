@@ -72,6 +72,7 @@ class Settings(BaseSettings):
                                  "to pass the floor by words")
     busy_timeout_ms: int = Field(30_000, ge=0)
     vector_cache_mb: int = Field(512, gt=0)
+    query_cache_size: int = Field(256, ge=0, description="recent query embeddings kept (0: embed every search)")
     auto_worker: bool = Field(True, description="add(background=True) starts a worker thread in this process")
     maintenance_interval_s: float = Field(
         3600.0, ge=0, description="how often a worker expires and consolidates memories (0: never)"

@@ -8,27 +8,51 @@ from typing import Any
 
 from .errors import InvalidValueError
 from .model import Kind, Scope, Status, as_tags, parse_enum
-from .store.base import MetadataCondition, MetadataOp, RecordFilter, TimeRange
+from .store.base import MetadataCondition, MetadataGroup, MetadataOp, MetadataTerm, RecordFilter, TimeRange
 
-_OPS: dict[str, MetadataOp] = {"$eq": "eq", "$ne": "ne", "$gt": "gt", "$gte": "gte", "$lt": "lt", "$lte": "lte"}
+_OPS: dict[str, MetadataOp] = {"$eq": "eq", "$ne": "ne", "$gt": "gt", "$gte": "gte", "$lt": "lt", "$lte": "lte",
+                               "$in": "in", "$nin": "nin", "$contains": "contains", "$icontains": "icontains",
+                               "$exists": "exists"}
+_LOGICAL = ("$and", "$or", "$not")
 
 
-def metadata_conditions(metadata: Mapping[str, Any] | None) -> tuple[MetadataCondition, ...]:
-    """{"team": "core", "score": {"$gte": 3}} → equality and range conditions."""
+def metadata_conditions(metadata: Mapping[str, Any] | None) -> tuple[MetadataTerm, ...]:
+    """{"team": "core", "score": {"$gte": 3}} → conditions that must all hold;
+    ``{"$or": [{...}, {...}]}`` holds when one of its filters does, ``{"$not": [...]}``
+    when none does, ``{"$and": [...]}`` when all do."""
     if not metadata:
         return ()
     if not isinstance(metadata, Mapping):
         raise InvalidValueError("metadata filter must be a mapping of key to value or {'$op': value}")
-    out = []
+    out: list[MetadataTerm] = []
     for key, value in metadata.items():
-        if isinstance(value, Mapping):
+        if key in _LOGICAL:
+            alternatives = _filters(value, key)
+            if key == "$and":
+                out += [term for alternative in alternatives for term in alternative]
+            else:
+                out.append(MetadataGroup(alternatives, negate=key == "$not"))
+        elif isinstance(value, Mapping):
             for op, operand in value.items():
                 if op not in _OPS:
                     raise InvalidValueError(f"unknown operator {op!r} on {key!r}; use {', '.join(_OPS)}")
-                out.append(MetadataCondition(key, _OPS[op], operand))
+                out.append(MetadataCondition(key, _OPS[op], list(operand) if op in ("$in", "$nin")
+                                             and isinstance(operand, tuple) else operand))
         else:
             out.append(MetadataCondition(key, "eq", value))
     return tuple(out)
+
+
+def _filters(value: Any, op: str) -> tuple[tuple[MetadataTerm, ...], ...]:
+    if isinstance(value, Mapping):
+        value = [value]
+    if isinstance(value, str) or not isinstance(value, Sequence) or not value:
+        raise InvalidValueError(f"{op} takes a non-empty list of metadata filters, got {value!r}")
+    return tuple(metadata_conditions(item) or _empty(op) for item in value)
+
+
+def _empty(op: str) -> tuple[MetadataTerm, ...]:
+    raise InvalidValueError(f"{op}: each filter in the list needs at least one condition")
 
 
 def _tuple_of(enum: type, values: Any, what: str) -> tuple:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import IO, Any, Literal
@@ -122,6 +122,22 @@ def import_changes(
     return purges + imports, len(items) - len(chosen)
 
 
+def _embedded(core: WriteCore, changes: list[Change], progress: Progress | None) -> list[Change]:
+    """The imported records with their vectors, embedded in batches so that progress
+    can be told; the write core keeps a producer's vector made from exactly the text it
+    indexes (and embeds again one the PII policy changed)."""
+    todo = [i for i, c in enumerate(changes) if c.record is not None and c.vector is None]
+    out = list(changes)
+    for start in range(0, len(todo), EMBED_BATCH):
+        batch = todo[start:start + EMBED_BATCH]
+        texts = [out[i].record.indexed_text for i in batch]  # type: ignore[union-attr]  # todo has records only
+        for i, text, vector in zip(batch, texts, core.embedder.embed(texts)):
+            out[i] = replace(out[i], vector=vector, vector_text=text)
+        if progress is not None:
+            progress(start + len(batch), len(todo))
+    return out
+
+
 def open_text(source: str | Path | IO[str]) -> IO[str]:
     if isinstance(source, (str, Path)):
         try:
@@ -161,9 +177,16 @@ def _write_lines(handle: IO[str], lines: Iterable[str]) -> int:
     return count
 
 
+Progress = Callable[[int, int], None]
+EMBED_BATCH = 256
+
+
 def import_from(
-    core: WriteCore, source: str | Path | IO[str], *, on_conflict: OnConflict, actor: str
+    core: WriteCore, source: str | Path | IO[str], *, on_conflict: OnConflict, actor: str,
+    progress: Progress | None = None,
 ) -> ImportResult:
+    """``progress(done, total)``: records embedded so far, batch by batch (the bulk of
+    an import's writing time), then once more when the one transaction is written."""
     if on_conflict not in ("error", "skip", "replace"):
         raise InvalidValueError(f"on_conflict must be error, skip or replace, not {on_conflict!r}")
     handle = open_text(source)
@@ -173,5 +196,8 @@ def import_from(
         if handle is not source:
             handle.close()
     changes, skipped = import_changes(core, header["tenant"], items, actor=actor, on_conflict=on_conflict)
+    changes = _embedded(core, changes, progress)
     imported = core.write(changes) if changes else []
+    if progress is not None:
+        progress(len(imported), len(imported))
     return ImportResult(imported=len(imported), skipped=skipped, tenant=header["tenant"])

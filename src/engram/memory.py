@@ -105,7 +105,7 @@ class Memory:
         self.store = store
         self.embedder = embedder or make_embedder(self.settings.embedder)
         # one embedding per query text however many scopes a context() or recall() searches
-        self._queries = QueryCache(self.embedder)
+        self._queries = QueryCache(self.embedder, self.settings.query_cache_size)
         self.clock = clock or SystemClock()
         self.policies = list(policies)
         terms = store_terms(store, self.settings.cjk_tokenizer)
@@ -438,7 +438,7 @@ class Memory:
             settings = replace(settings, diversify=False)
         hits = retrieve(self.store, self._queries, scope.tenant, where, query, k=k, settings=settings, now=now,
                         tokenizer=self.core.tokenizer)
-        return [replace(hit, record=seen_at(hit.record, now)) for hit in hits if hit.score >= min_score][:k]
+        return [_seen(hit, now) for hit in hits if hit.score >= min_score][:k]
 
     def context(
         self,
@@ -646,6 +646,12 @@ def _pii_policies(pii: PIIPolicy | PIIPolicies | None, settings: Settings) -> PI
     if isinstance(pii, PIIPolicy):
         return PIIPolicies(default=pii)
     return PIIPolicies.load(settings.pii_policy)
+
+
+def _seen(hit: SearchHit, now: datetime) -> SearchHit:
+    """The hit with its record as reads show it at ``now`` (a copy only when that differs)."""
+    record = seen_at(hit.record, now)
+    return hit if record is hit.record else replace(hit, record=record)
 
 
 def _valid_now(where: RecordFilter, now: datetime) -> RecordFilter:

@@ -107,10 +107,12 @@ class Transfer:
 
     def import_from(
         self, source: str | Path | IO[str], *, on_conflict: jsonl.OnConflict = "error", actor: str = DEFAULT_ACTOR,
+        progress: Callable[[int, int], None] | None = None,
     ) -> jsonl.ImportResult:
         """Validate the whole file, then write it in one transaction (all-or-nothing),
-        through the PII policy and the policy hooks like any write."""
-        return jsonl.import_from(self._core, source, on_conflict=on_conflict, actor=actor)
+        through the PII policy and the policy hooks like any write. ``progress(done,
+        total)`` follows the writing: records embedded, batch by batch, then written."""
+        return jsonl.import_from(self._core, source, on_conflict=on_conflict, actor=actor, progress=progress)
 
 
 class Scopes:

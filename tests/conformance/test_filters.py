@@ -61,6 +61,42 @@ def test_metadata_comparisons_are_typed(corpus, alice, metadata, expected):
     assert {r.content for r in corpus.list(alice, metadata=metadata).items} == expected
 
 
+STYLE, APPROVAL, ARCHIVE = "report style short", "report approval three levels", "report archive location"
+
+
+@pytest.mark.parametrize(("metadata", "expected"), [
+    ({"team": {"$in": ["sales", "ops"]}}, {STYLE, APPROVAL}),
+    ({"level": {"$in": [1, "high"]}}, {STYLE, ARCHIVE}),  # each value typed on its own
+    ({"team": {"$nin": ["sales", "ops"]}}, {ARCHIVE}),
+    ({"missing": {"$nin": ["x"]}}, {STYLE, APPROVAL, ARCHIVE}),  # like $ne: without the key is not in
+    ({"team": {"$contains": "al"}}, {STYLE}),
+    ({"team": {"$contains": "AL"}}, set()),
+    ({"team": {"$icontains": "AL"}}, {STYLE}),
+    ({"level": {"$contains": "1"}}, set()),  # a number holds no substring
+    ({"score": {"$exists": True}}, {APPROVAL}),
+    ({"score": {"$exists": False}}, {STYLE, ARCHIVE}),
+    ({"$or": [{"team": "sales"}, {"level": "high"}]}, {STYLE, ARCHIVE}),
+    ({"$or": [{"team": "ops", "level": 1}, {"flag": True}]}, {STYLE}),  # each alternative: all its conditions
+    ({"$or": [{"team": "sales"}], "level": 3}, set()),
+    ({"$not": [{"team": "sales"}, {"team": "ops"}]}, {ARCHIVE}),
+    ({"$and": [{"team": {"$ne": "ops"}}, {"level": {"$ne": 1}}]}, {ARCHIVE}),
+    ({"$or": [{"$not": [{"flag": True}]}, {"team": "sales"}]}, {STYLE, APPROVAL, ARCHIVE}),
+])
+def test_metadata_sets_substrings_presence_and_alternatives(corpus, alice, metadata, expected):
+    assert _contents(corpus, alice, metadata=metadata) == expected
+    assert {r.content for r in corpus.list(alice, metadata=metadata).items} == expected
+
+
+@pytest.mark.parametrize("metadata", [
+    {"team": {"$in": []}}, {"team": {"$in": "sales"}}, {"team": {"$contains": 3}}, {"team": {"$contains": ""}},
+    {"team": {"$exists": "yes"}}, {"$or": []}, {"$or": [{}]}, {"$or": "team"}, {"$xor": [{"a": 1}]},
+    {"team": {"$in": list(range(300))}},
+])
+def test_bad_metadata_filters_are_refused(corpus, alice, metadata):
+    with pytest.raises(InvalidValueError):
+        corpus.search("report", alice, metadata=metadata)
+
+
 def test_time_windows(corpus, alice, clock):
     now = clock.now()
     assert _contents(corpus, alice, created_after=now - timedelta(days=1)) == {"report archive location"}

@@ -137,3 +137,38 @@ def test_a_scope_and_its_descendants_use_their_own_statistics(memory):
     assert [(h.id, round(h.score, 9)) for h in memory.store.lexical("acme", where, ["launch"], 10)] == before
     memory.remember("another launch note", team.child("carol"))
     assert len(memory.store.lexical("acme", where, ["launch"], 10)) == 4
+
+
+def test_rank_fields_are_what_ranking_reads_of_each_record(memory, alice, bob, clock):
+    """store.rank_fields: the columns rerank reads, equal to the records' own fields,
+    whether a search has just cached the scope or not; unknown and other tenants' ids drop out."""
+    from datetime import timedelta
+
+    from engram.model import Source
+    from engram.store.codec import microseconds
+
+    kept = memory.remember("tea in the morning", alice, importance=0.8, source=Source(thread_id="s1"),
+                           valid_to=clock.now() + timedelta(days=3))
+    clock.advance(seconds=90)
+    other = memory.remember("coffee after lunch", alice, importance=0.2, expires_at=clock.now() + timedelta(days=1))
+    gone = memory.forget(memory.remember("to forget", alice).id, alice)
+    foreign = memory.remember("not yours", Scope("other", ("users", "alice")))
+    store = memory.store
+    for searched in (False, True):
+        if searched:
+            memory.search("tea", alice)  # SQLite now serves these from its cached scope columns
+        ids = [other.id, "no-such-id", kept.id, gone.id, foreign.id]
+        fields = store.rank_fields(alice.tenant, ids, memory.embedder.name)
+        assert sorted(fields.ids) == sorted([kept.id, other.id, gone.id])
+        by_id = {key: index for index, key in enumerate(fields.ids)}
+        for record in (kept, other, gone):
+            stored = memory.store.get(alice.tenant, [record.id])[0]
+            i = by_id[record.id]
+            assert fields.importance[i] == stored.importance
+            assert int(fields.updated_us[i]) == microseconds(stored.updated_at)
+            assert fields.valid_from[i] == stored.valid_from.timestamp()
+            assert fields.valid_to[i] == (stored.valid_to.timestamp() if stored.valid_to else float("inf"))
+            assert fields.expires_at[i] == (stored.expires_at.timestamp() if stored.expires_at else float("inf"))
+            assert bool(fields.deleted[i]) == (stored.status.value == "deleted")
+            assert fields.threads[i] == stored.source.thread_id
+    assert store.rank_fields(alice.tenant, [], memory.embedder.name).ids == ()

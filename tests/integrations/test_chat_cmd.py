@@ -92,10 +92,10 @@ def test_chat_loop_reads_until_exit_and_reports_errors():
 def test_chat_says_when_extraction_failed_for_a_turn(tmp_path, answer):
     from langchain_core.messages import AIMessage
     from langgraph.checkpoint.memory import InMemorySaver
-    from scripted import ScriptedChatModel
 
     from engram import FakeHashEmbedder, Memory, Scope
     from engram.integrations.langgraph import build_memory_graph
+    from engram.integrations.langgraph.scripted import ScriptedChatModel
     from engram.llm.fake import ScriptedLLM
     from engram.pipeline.llm_extract import LLMExtractor
     from engram.pipeline.run import Pipeline

@@ -11,9 +11,11 @@ import pytest
 pytest.importorskip("langgraph")
 
 from langchain_core.messages import AIMessage, ToolMessage
-from scripted import ScriptedChatModel, call, tools
 
 from engram import Scope
+from engram.integrations.langgraph.scripted import ScriptedChatModel
+from engram.integrations.langgraph.scripted import calls_tools as tools
+from engram.integrations.langgraph.scripted import tool_call as call
 
 ALICE = Scope.for_user("acme", "alice")
 

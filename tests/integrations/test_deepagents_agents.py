@@ -12,7 +12,6 @@ pytest.importorskip("deepagents")
 from deepagents import create_deep_agent
 from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
-from scripted import ScriptedChatModel, call, tools
 
 from engram.integrations.deepagents import (
     EngramMemoryMiddleware,
@@ -21,6 +20,9 @@ from engram.integrations.deepagents import (
     seed_files,
     seed_skill,
 )
+from engram.integrations.langgraph.scripted import ScriptedChatModel
+from engram.integrations.langgraph.scripted import calls_tools as tools
+from engram.integrations.langgraph.scripted import tool_call as call
 
 
 def config(thread: str, user: str) -> dict:

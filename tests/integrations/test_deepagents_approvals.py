@@ -12,12 +12,14 @@ from deepagents import create_deep_agent
 from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
-from scripted import ScriptedChatModel, call, tools
 
 from engram import FakeHashEmbedder, Memory, Operation, Scope
 from engram.governance.rules import ApprovalRule, ApprovalRules
 from engram.governance.values import PendingStatus
 from engram.integrations.deepagents import EngramBackend
+from engram.integrations.langgraph.scripted import ScriptedChatModel
+from engram.integrations.langgraph.scripted import calls_tools as tools
+from engram.integrations.langgraph.scripted import tool_call as call
 
 RULES = ApprovalRules((ApprovalRule("policy files", paths=("/policies/*",), actors=("agent*",)),))
 FILES = Scope("default", ("agents", "helper", "files"))

@@ -18,13 +18,13 @@ pytest.importorskip("langgraph.checkpoint.sqlite")
 from langchain_core.messages import AIMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
-from scripted import ScriptedChatModel
 
 from engram import FakeHashEmbedder, InvalidValueError, Kind, Memory, Operation, Scope
 from engram.governance.rules import ApprovalRule, ApprovalRules
 from engram.governance.values import PendingStatus
 from engram.integrations.langgraph import build_memory_graph, default_checkpointer
 from engram.integrations.langgraph.checkpoint import close_checkpointer
+from engram.integrations.langgraph.scripted import ScriptedChatModel
 
 RULES = ApprovalRules((ApprovalRule("preferences", kinds=(Kind.PREFERENCE,)),))
 ALICE = Scope("default", ("users", "alice"))
@@ -110,7 +110,7 @@ FIRST_PROCESS = """
 import json, sys
 sys.path.insert(0, {tests!r})
 from langchain_core.messages import AIMessage
-from scripted import ScriptedChatModel
+from engram.integrations.langgraph.scripted import ScriptedChatModel
 from engram import FakeHashEmbedder, Kind, Memory
 from engram.governance.rules import ApprovalRule, ApprovalRules
 from engram.integrations.langgraph import build_memory_graph, default_checkpointer

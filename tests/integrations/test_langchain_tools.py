@@ -13,7 +13,6 @@ pytest.importorskip("langgraph.prebuilt")
 
 from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.prebuilt import create_react_agent
-from scripted import ScriptedChatModel, call, tools
 
 from engram import Scope
 from engram.integrations.langchain import (
@@ -22,6 +21,9 @@ from engram.integrations.langchain import (
     memory_tools,
     scope_from_run,
 )
+from engram.integrations.langgraph.scripted import ScriptedChatModel
+from engram.integrations.langgraph.scripted import calls_tools as tools
+from engram.integrations.langgraph.scripted import tool_call as call
 
 pytestmark = pytest.mark.filterwarnings("ignore:create_react_agent has been moved")
 ANA = Scope("acme", ("users", "ana"))

@@ -10,11 +10,11 @@ pytest.importorskip("langgraph.checkpoint.sqlite")
 
 from langchain_core.messages import AIMessage
 from langgraph.checkpoint.memory import InMemorySaver
-from scripted import ScriptedChatModel
 
 from engram import FakeHashEmbedder, InvalidValueError, Memory, Scope
 from engram.integrations.langgraph import build_memory_graph, default_checkpointer
 from engram.integrations.langgraph.checkpoint import checkpoint_target, close_checkpointer
+from engram.integrations.langgraph.scripted import ScriptedChatModel
 
 
 def _add_is_available() -> str | None:

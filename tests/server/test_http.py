@@ -88,7 +88,7 @@ def test_openapi_lists_every_route_with_auth_and_error_shapes(client):
         ("/v1/approvals/{pending_id}/approve", "post"), ("/v1/approvals/{pending_id}/reject", "post"),
         ("/v1/recall", "post"), ("/v1/recalls/{recall_id}/answer", "post"), ("/v1/recalls/{ident}", "get"),
         ("/v1/memories/{record_id}/why", "get"), ("/v1/memories/{record_id}/reveal", "post"),
-        ("/v1/reviews/sample", "post"), ("/v1/reviews", "get"), ("/v1/reviews/{sample_id}", "post"),
+        ("/v1/quality/sample", "post"), ("/v1/quality/samples", "get"), ("/v1/quality/samples/{sample_id}", "post"),
         ("/v1/quality", "get"), ("/metrics", "get"),
         # past conversations (docs/EPISODES.md, tests/server/test_http_episodes.py)
         ("/v1/threads", "get"), ("/v1/threads/{thread_id}/turns", "get"), ("/v1/threads/search", "post"),

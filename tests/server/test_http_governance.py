@@ -94,13 +94,13 @@ def test_reveal_needs_the_permission_and_is_audited(client):
 
 def test_write_samples_are_reviewed_over_http_and_show_in_the_quality_report(client):
     client.post("/v1/memories", json={"content": "Likes hiking", "scope": {"user": "alice"}}, headers=W)
-    assert client.post("/v1/reviews/sample", json={"n": 5}, headers=W).status_code == 403
-    [sample] = client.post("/v1/reviews/sample", json={"n": 5}, headers=R).json()["items"]
-    queue = client.get("/v1/reviews", headers=R).json()["items"]
+    assert client.post("/v1/quality/sample", json={"n": 5}, headers=W).status_code == 403
+    [sample] = client.post("/v1/quality/sample", json={"n": 5}, headers=R).json()["items"]
+    queue = client.get("/v1/quality/samples", headers=R).json()["items"]
     assert queue[0]["written"]["content"] == "Likes hiking"
-    marked = client.post(f"/v1/reviews/{sample['id']}", json={"verdict": "correct"}, headers=R).json()
+    marked = client.post(f"/v1/quality/samples/{sample['id']}", json={"verdict": "correct"}, headers=R).json()
     assert marked["verdict"] == "correct"
-    assert client.post(f"/v1/reviews/{sample['id']}", json={"verdict": "maybe"}, headers=R).status_code == 422
+    assert client.post(f"/v1/quality/samples/{sample['id']}", json={"verdict": "maybe"}, headers=R).status_code == 422
     report = client.get("/v1/quality", headers=W).json()
     assert report["write_accuracy"]["rate"] == 1.0 and report["write_accuracy"]["reviewed"] == 1
 

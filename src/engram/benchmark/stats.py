@@ -33,11 +33,18 @@ def latency_summary(ms: Sequence[float]) -> dict[str, float]:
 
 
 def rss_bytes() -> dict[str, int]:
-    """Current and peak resident memory of this process (Linux /proc; else peak only)."""
+    """Current and peak resident memory of this process, and the current split into
+    anonymous memory (the process's own: heap, arrays) and mapped file pages (the OS
+    page cache of a memory-mapped database file: shared and reclaimable). Linux /proc;
+    elsewhere peak only."""
     try:
         with open("/proc/self/status", encoding="ascii") as status:
             fields = dict(line.split(":", 1) for line in status if ":" in line)
-        return {"rss": int(fields["VmRSS"].split()[0]) * 1024, "peak": int(fields["VmHWM"].split()[0]) * 1024}
+        out = {"rss": int(fields["VmRSS"].split()[0]) * 1024, "peak": int(fields["VmHWM"].split()[0]) * 1024}
+        for key, name in (("anon", "RssAnon"), ("file", "RssFile")):
+            if name in fields:
+                out[key] = int(fields[name].split()[0]) * 1024
+        return out
     except (OSError, KeyError, ValueError):
         import resource
 

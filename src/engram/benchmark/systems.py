@@ -59,7 +59,10 @@ class EngramSystem:
         from ..memory import Memory
 
         path = str(workdir / "engram.db")
-        self.memory = Memory.open(path, embedder=embedder, settings=Settings(db=path, record_recalls=False))
+        # no query-embedding LRU: every system embeds every query (a repeated question
+        # would otherwise be cheaper for engram alone)
+        self.memory = Memory.open(path, embedder=embedder,
+                                  settings=Settings(db=path, record_recalls=False, query_cache_size=0))
         # loads the Chinese segmenter (~1 s, once per process) before timing
         self.memory.tokenizer.index_text("预热分词器 warm-up")
 
@@ -81,7 +84,22 @@ class EngramSystem:
 # -- peers --------------------------------------------------------------------------------------
 
 
-def langchain_embeddings(embedder: Embedder):
+class Searching:
+    """Set while a peer searches: LangGraph's SqliteStore embeds its queries with
+    ``embed_documents``, which must then embed them as queries (with usem3-synthetic a
+    passage is a random vector: the peer's query would skip the real model)."""
+
+    def __init__(self) -> None:
+        self.active = False
+
+    def __enter__(self) -> None:
+        self.active = True
+
+    def __exit__(self, *exc: object) -> None:
+        self.active = False
+
+
+def langchain_embeddings(embedder: Embedder, searching: Searching | None = None):
     """engram's embedder as a LangChain ``Embeddings`` (what LangGraph and mem0 take)."""
     try:
         from langchain_core.embeddings import Embeddings
@@ -90,6 +108,8 @@ def langchain_embeddings(embedder: Embedder):
 
     class EngramEmbeddings(Embeddings):
         def embed_documents(self, texts: list[str]) -> list[list[float]]:
+            if searching is not None and searching.active:
+                return embedder.embed(list(texts), role="query").tolist()
             return embedder.embed(list(texts), role="passage").tolist()
 
         def embed_query(self, text: str) -> list[float]:
@@ -106,6 +126,7 @@ class _LangGraphStore:
     """Writes through ``store.batch`` (one embedding call per batch, as LangGraph does)."""
 
     store: BaseStore
+    searching: Searching
 
     def write(self, user: str, texts: Sequence[str]) -> None:
         from langgraph.store.base import PutOp
@@ -114,7 +135,9 @@ class _LangGraphStore:
         self.store.batch([PutOp(namespace, uuid.uuid4().hex, {"text": text}) for text in texts])
 
     def search(self, user: str, query: str, k: int) -> list[str]:
-        return [item.value["text"] for item in self.store.search(_namespace(user), query=query, limit=k)]
+        with self.searching:
+            found = self.store.search(_namespace(user), query=query, limit=k)
+        return [item.value["text"] for item in found]
 
 
 class LangGraphMemorySystem(_LangGraphStore):
@@ -125,7 +148,9 @@ class LangGraphMemorySystem(_LangGraphStore):
             from langgraph.store.memory import InMemoryStore
         except ImportError as exc:
             raise PeerUnavailable("langgraph is not installed (pip install langgraph)") from exc
-        index: IndexConfig = {"dims": embedder.dim, "embed": langchain_embeddings(embedder), "fields": ["text"]}
+        self.searching = Searching()
+        index: IndexConfig = {"dims": embedder.dim, "embed": langchain_embeddings(embedder, self.searching),
+                              "fields": ["text"]}
         self.store = InMemoryStore(index=index)
 
     def close(self) -> None:
@@ -172,7 +197,9 @@ class LangGraphSqliteSystem(_LangGraphStore):
         sqlite = extension_sqlite()
         self.binding = f"{sqlite.__name__} (SQLite {sqlite.sqlite_version})"
         self.conn = sqlite.connect(str(workdir / "langgraph.db"), check_same_thread=False, isolation_level=None)
-        index: SqliteIndexConfig = {"dims": embedder.dim, "embed": langchain_embeddings(embedder), "fields": ["text"]}
+        self.searching = Searching()
+        index: SqliteIndexConfig = {"dims": embedder.dim, "embed": langchain_embeddings(embedder, self.searching),
+                                    "fields": ["text"]}
         self.store = SqliteStore(self.conn, index=index)
         self.store.setup()
 

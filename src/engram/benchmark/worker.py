@@ -19,6 +19,26 @@ from .systems import PeerUnavailable, build, directory_bytes
 WARMUP_TEXTS = ["warm-up sentence for the embedder", "预热一下模型"]
 
 
+class TimedEmbedder:
+    """The shared embedder, timing query embeddings: a search's time beyond it is the system's own."""
+
+    def __init__(self, inner) -> None:
+        self.inner = inner
+        self.name, self.dim = inner.name, inner.dim
+        if hasattr(inner, "dims"):
+            self.dims = inner.dims
+        self.query_seconds = 0.0
+
+    def embed(self, texts, *, role="passage"):
+        if role != "query":
+            return self.inner.embed(texts, role=role)
+        start = time.perf_counter()
+        try:
+            return self.inner.embed(texts, role=role)
+        finally:
+            self.query_seconds += time.perf_counter() - start
+
+
 def serve(conn: Connection, name: str, workdir: str, embedder_name: str, threads: int | None = None) -> None:
     try:
         from .embedders import bench_embedder
@@ -26,7 +46,8 @@ def serve(conn: Connection, name: str, workdir: str, embedder_name: str, threads
         embedder = bench_embedder(embedder_name, threads)
         embedder.embed(WARMUP_TEXTS)
         embedder.embed(WARMUP_TEXTS[:1], role="query")
-        baseline = rss_bytes()["rss"]
+        memory = rss_bytes()
+        embedder = TimedEmbedder(embedder)
         system = build(name, Path(workdir), embedder)
     except PeerUnavailable as exc:
         conn.send(("unavailable", str(exc)))
@@ -34,11 +55,12 @@ def serve(conn: Connection, name: str, workdir: str, embedder_name: str, threads
     except Exception:
         conn.send(("error", traceback.format_exc()))
         return
-    conn.send(("ready", {"rss_baseline": baseline, "binding": getattr(system, "binding", None)}))
+    conn.send(("ready", {"rss_baseline": memory["rss"], "anon_baseline": memory.get("anon"),
+                         "binding": getattr(system, "binding", None)}))
     while True:
         request = conn.recv()
         try:
-            reply = _handle(system, Path(workdir), request)
+            reply = _handle(system, Path(workdir), request, embedder)
         except Exception:
             reply = ("error", traceback.format_exc())
         conn.send(reply)
@@ -46,7 +68,7 @@ def serve(conn: Connection, name: str, workdir: str, embedder_name: str, threads
             return
 
 
-def _handle(system, workdir: Path, request: tuple) -> tuple:
+def _handle(system, workdir: Path, request: tuple, embedder: TimedEmbedder) -> tuple:
     kind = request[0]
     if kind == "write":
         _, user, texts = request
@@ -55,9 +77,10 @@ def _handle(system, workdir: Path, request: tuple) -> tuple:
         return ("ok", time.perf_counter() - start)
     if kind == "search":
         _, user, query, k = request
+        embedder.query_seconds = 0.0
         start = time.perf_counter()
         found = system.search(user, query, k)
-        return ("ok", (time.perf_counter() - start) * 1000.0, found)
+        return ("ok", (time.perf_counter() - start) * 1000.0, found, embedder.query_seconds * 1000.0)
     if kind == "stats":
         return ("ok", {**rss_bytes(), "disk": directory_bytes(workdir)})
     if kind == "close":

@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -73,7 +73,7 @@ def main(
 
 @app.command()
 def remember(
-    content: str,
+    content: Annotated[str, typer.Argument(help="The memory; - reads it from standard input")],
     kind: Annotated[str, typer.Option(help="fact, preference, rule, conclusion, todo, episode, file")] = "fact",
     importance: float = 0.5,
     confidence: float = 1.0,
@@ -83,16 +83,45 @@ def remember(
 ) -> None:
     """Store one memory as given."""
     scope = run(lambda: scope_from(tenant, user, agent, ns))
+    text = sys.stdin.read().strip() if content == "-" else content
     with opened(db, create=True) as memory:
-        record = run(lambda: memory.remember(content, scope, kind=kind, importance=importance,
+        record = run(lambda: memory.remember(text, scope, kind=kind, importance=importance,
                                              confidence=confidence, tags=tag, actor="cli"))
     print_json(record_data(record)) if json_out else say(f"remembered {record.id}")
 
 
 @app.command()
+def update(
+    record_id: IdArg,
+    content: Annotated[str | None, typer.Option(help="New content; - reads it from standard input")] = None,
+    kind: Annotated[str | None, typer.Option(help="fact, preference, rule, conclusion, todo, episode, file")] = None,
+    importance: float | None = None,
+    confidence: float | None = None,
+    category: str | None = None,
+    tag: Annotated[list[str] | None, typer.Option("--tag", help="Replace the tags; repeatable")] = None,
+    pin: Annotated[bool | None, typer.Option("--pin/--unpin", help="Pin into (or out of) the user's profile")] = None,
+    reason: Annotated[str | None, typer.Option(help="Why (kept in history)")] = None,
+    expected_version: Annotated[int | None, typer.Option(help="Refuse (exit 4) if the memory is no longer at "
+                                                         "this version")] = None,
+    db: DbOption = None, tenant: TenantOption = "default", json_out: JsonOption = False,
+) -> None:
+    """Change a memory's fields: a new version, the old one kept in its history."""
+    given = {"content": sys.stdin.read().strip() if content == "-" else content, "kind": kind,
+             "importance": importance, "confidence": confidence, "category": category, "tags": tag, "pinned": pin}
+    changes: dict[str, Any] = {name: value for name, value in given.items() if value is not None}
+    if not changes:
+        fail("nothing to change: give --content, --kind, --importance, --confidence, --category, --tag or --pin", 2)
+    scope = run(lambda: scope_from(tenant, None, None, None))
+    with opened(db) as memory:
+        record = run(lambda: memory.update(resolve_id(memory, record_id, scope), scope, reason=reason, actor="cli",
+                                           expected_version=expected_version, **changes))
+    print_json(record_data(record)) if json_out else say(f"updated {record.id} (version {record.version})")
+
+
+@app.command()
 def search(
     query: str,
-    k: int = 10,
+    k: Annotated[int, typer.Option("--k", "-k", help="How many hits at most")] = 10,
     kind: Annotated[list[str] | None, typer.Option("--kind")] = None,
     min_score: float = 0.0,
     retriever: Annotated[str | None, typer.Option(help="hybrid | bm25 | vector")] = None,
@@ -246,15 +275,16 @@ def purge(
 
 @app.command()
 def export(
-    dest: Annotated[Path | None, typer.Argument(help="Output file; stdout when omitted")] = None,
+    dest: Annotated[Path | None, typer.Argument(help="Output file; standard output when omitted or -")] = None,
     db: DbOption = None, tenant: TenantOption = "default", user: UserOption = None, agent: AgentOption = None,
     ns: NsOption = None,
 ) -> None:
     """Export a scope (and below) as JSONL, versions included."""
     scope = run(lambda: scope_from(tenant, user, agent, ns))
+    to_file = dest is not None and str(dest) != "-"
     with opened(db) as memory:
-        count = run(lambda: memory.transfer.export_to(dest if dest else sys.stdout, scope))
-    if dest:
+        count = run(lambda: memory.transfer.export_to(dest if to_file and dest else sys.stdout, scope))
+    if to_file:
         say(f"exported {count} memories to {dest}")
 
 

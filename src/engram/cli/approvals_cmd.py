@@ -23,11 +23,15 @@ from .common import (
     run,
     scope_from,
 )
+from .ids import resolve_pending_id
 
 approvals = typer.Typer(help="Changes held by an approval rule: list, approve (optionally edited), reject.",
                         no_args_is_help=True)
 ReviewerOpt = Annotated[str | None, typer.Option("--reviewer", envvar="ENGRAM_REVIEWER",
                                                  help="Who decides (audited); default cli:<login>")]
+
+
+PendingArg = Annotated[str, typer.Argument(help="A pending change's id, or a unique prefix of 8+ characters")]
 
 
 def reviewer_name(given: str | None) -> str:
@@ -46,7 +50,7 @@ def list_cmd(
         scope = run(lambda: scope_from(tenant, user, agent, ns))
         found = run(lambda: memory.approvals.list(scope, status=None if status == "all" else status, limit=limit))
     if json_out:
-        print_json([pending_data(p) for p in found])
+        print_json({"items": [pending_data(p) for p in found]})  # GET /v1/approvals
         return
     table = Table(title=f"{len(found)} {status} change(s)")
     for column in ("id", "status", "proposed by", "operation", "content", "namespace", "rule", "expires"):
@@ -58,16 +62,17 @@ def list_cmd(
 
 
 @approvals.command("show")
-def show(pending_id: str, db: DbOption = None, tenant: TenantOption = "default") -> None:
+def show(pending_id: PendingArg, db: DbOption = None, tenant: TenantOption = "default") -> None:
     """One pending change with every proposed record state."""
     with opened(db) as memory:
-        found = run(lambda: memory.approvals.get(pending_id, scope_from(tenant, None, None, None)))
+        scope = run(lambda: scope_from(tenant, None, None, None))
+        found = run(lambda: memory.approvals.get(resolve_pending_id(memory, pending_id, scope), scope))
     print_json(pending_data(found))
 
 
 @approvals.command("approve")
 def approve(
-    pending_id: str,
+    pending_id: PendingArg,
     reason: Annotated[str | None, typer.Option(help="Why (audited)")] = None,
     content: Annotated[str | None, typer.Option(help="Edit the content before approving")] = None,
     importance: Annotated[float | None, typer.Option(help="Edit the importance before approving")] = None,
@@ -76,25 +81,32 @@ def approve(
     """Write a pending change, as the reviewer (a record changed since is a conflict, exit 4)."""
     edit = {k: v for k, v in (("content", content), ("importance", importance)) if v is not None}
     with opened(db) as memory:
-        written = run(lambda: memory.approvals.approve(pending_id, scope_from(tenant, None, None, None),
-                                                       reviewer=reviewer_name(reviewer), reason=reason, edit=edit))
+        scope = run(lambda: scope_from(tenant, None, None, None))
+        full_id = run(lambda: resolve_pending_id(memory, pending_id, scope))
+        written = run(lambda: memory.approvals.approve(full_id, scope, reviewer=reviewer_name(reviewer),
+                                                       reason=reason, edit=edit))
     if json_out:
-        print_json([record_data(r) for r in written])
+        print_json({"items": [record_data(r) for r in written]})  # POST /v1/approvals/{id}/approve
         return
-    console.print(f"approved {pending_id}: wrote " + ", ".join(f"{r.id} v{r.version}" for r in written))
+    console.print(f"approved {full_id}: wrote " + ", ".join(f"{r.id} v{r.version}" for r in written))
 
 
 @approvals.command("reject")
 def reject(
-    pending_id: str,
+    pending_id: PendingArg,
     reason: Annotated[str, typer.Option(help="Why (audited)")],
-    reviewer: ReviewerOpt = None, db: DbOption = None, tenant: TenantOption = "default",
+    reviewer: ReviewerOpt = None, db: DbOption = None, tenant: TenantOption = "default", json_out: JsonOption = False,
 ) -> None:
     """Refuse a pending change: nothing of it is written; the audit keeps the reason."""
     with opened(db) as memory:
-        run(lambda: memory.approvals.reject(pending_id, scope_from(tenant, None, None, None),
-                                            reviewer=reviewer_name(reviewer), reason=reason))
-    console.print(f"rejected {pending_id}")
+        scope = run(lambda: scope_from(tenant, None, None, None))
+        full_id = run(lambda: resolve_pending_id(memory, pending_id, scope))
+        rejected = run(lambda: memory.approvals.reject(full_id, scope, reviewer=reviewer_name(reviewer),
+                                                       reason=reason))
+    if json_out:
+        print_json(pending_data(rejected))  # POST /v1/approvals/{id}/reject
+        return
+    console.print(f"rejected {full_id}")
 
 
 def register(app: typer.Typer) -> None:

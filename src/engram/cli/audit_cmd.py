@@ -9,6 +9,7 @@ from rich.table import Table
 
 from ..governance.shapes import provenance_data, trace_data
 from .common import DbOption, JsonOption, TenantOption, console, opened, print_json, run, scope_from
+from .ids import resolve_id
 
 audit = typer.Typer(help="Provenance: where a memory came from, and what an answer was built from.",
                     no_args_is_help=True)
@@ -16,12 +17,13 @@ audit = typer.Typer(help="Provenance: where a memory came from, and what an answ
 
 @audit.command("why")
 def why(
-    record_id: Annotated[str, typer.Argument(help="A memory id")],
+    record_id: Annotated[str, typer.Argument(help="A memory id, or a unique prefix of 8+ characters")],
     db: DbOption = None, tenant: TenantOption = "default", json_out: JsonOption = False,
 ) -> None:
     """Where a memory came from: thread, messages, extractor, versions, approvals, answers."""
     with opened(db) as memory:
-        found = run(lambda: memory.audit.why(record_id, scope_from(tenant, None, None, None)))
+        scope = run(lambda: scope_from(tenant, None, None, None))
+        found = run(lambda: memory.audit.why(resolve_id(memory, record_id, scope), scope))
     if json_out:
         print_json(provenance_data(found))
         return

@@ -3,7 +3,9 @@ output stays clean)."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Annotated, Any, cast
 
@@ -32,6 +34,7 @@ class CountingReader:
         self._handle = handle
         self._on_line = on_line
         self.lines = 0
+        self.size = 0  # bytes read
 
     def readline(self, size: int | None = -1) -> str:
         try:
@@ -40,7 +43,9 @@ class CountingReader:
             raise InvalidValueError(f"the file is not UTF-8 text (after line {self.lines})") from None
         if line:
             self.lines += 1
-            self._on_line(self.lines, len(line.encode("utf-8")))
+            size = len(line.encode("utf-8"))
+            self.size += size
+            self._on_line(self.lines, size)
         return line
 
     def __iter__(self) -> Iterator[str]:
@@ -54,25 +59,45 @@ class CountingReader:
 
 
 def import_command(
-    source: Annotated[Path, typer.Argument(help="A JSONL export (engram export)")],
+    source: Annotated[Path, typer.Argument(help="A JSONL export (engram export); - reads standard input")],
     on_conflict: Annotated[str, typer.Option(help="error | skip | replace")] = "error",
     db: DbOption = None,
     json_out: JsonOption = False,
 ) -> None:
     """Import a JSONL export in one transaction (all-or-nothing)."""
-    if not source.is_file():
+    from_stdin = str(source) == "-"
+    if not from_stdin and not source.is_file():
         fail(f"no such file: {source}" if not source.exists() else f"not a file: {source}", 2)
-    with opened(db, create=True) as memory, source.open(encoding="utf-8") as handle, _bar(bytes_=True) as bar:
-        task = bar.add_task(f"reading {source.name}", total=source.stat().st_size, lines=0)
-        reader = CountingReader(handle, lambda lines, size: bar.update(task, advance=size, lines=lines))
+    name = "standard input" if from_stdin else source.name
+    with (opened(db, create=True) as memory, _input(source) as handle, _bar(bytes_=True) as bar):
+        reading = bar.add_task(f"reading {name}", total=None if from_stdin else source.stat().st_size, lines=0)
+        writing = bar.add_task("embedding and writing", total=None, lines=0, start=False)
+        reader = CountingReader(handle, lambda lines, size: bar.update(reading, advance=size, lines=lines))
+
+        def written(done: int, total: int) -> None:
+            bar.start_task(writing)
+            bar.update(writing, completed=done, total=total, lines=done)
+
         stream = cast(IO[str], reader)  # the importer reads lines, which is all a CountingReader does
-        result = run(lambda: memory.transfer.import_from(stream, on_conflict=cast(Any, on_conflict), actor="cli"))
-        bar.update(task, description=f"imported {source.name}")
+        result = run(lambda: memory.transfer.import_from(stream, on_conflict=cast(Any, on_conflict), actor="cli",
+                                                         progress=written))
+        bar.update(reading, description=f"read {name}", total=reader.size, completed=reader.size)
+        bar.update(writing, description=f"imported {result.imported} memories")
     data = import_data(result)
     if json_out:
         print_json(data)
     else:
         say(f"imported {data['imported']}, skipped {data['skipped']} (tenant {data['tenant']})")
+
+
+@contextmanager
+def _input(source: Path) -> Iterator[IO[str]]:
+    """The file, or standard input for ``-`` (left open: it is not ours)."""
+    if str(source) == "-":
+        yield sys.stdin
+        return
+    with source.open(encoding="utf-8") as handle:
+        yield handle
 
 
 def reindex_command(
@@ -113,7 +138,7 @@ def reindex_command(
 
 
 def _advancer(bar: Progress, task: TaskID) -> Callable[[int, int], None]:
-    """Memory.maintenance.reindex reports (done, total) per pass; the bar counts across passes."""
+    """memory.maintenance.reindex reports (done, total) per pass; the bar counts across passes."""
     last = 0
 
     def progress(done: int, _total: int) -> None:

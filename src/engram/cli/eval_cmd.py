@@ -100,8 +100,10 @@ def _for_dataset(name: str) -> Callable[..., None]:
     def command(**options: Any) -> None:
         eval_command(name, **options)
 
-    params = [p for p in inspect.signature(eval_command).parameters.values() if p.name != "dataset"]
     hints = typing.get_type_hints(eval_command, include_extras=True)
+    # the resolved annotations (this module's are strings), or typer loses each option's flags and help
+    params = [p.replace(annotation=hints[p.name]) for p in inspect.signature(eval_command).parameters.values()
+              if p.name != "dataset"]
     command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
     command.__annotations__ = {key: value for key, value in hints.items() if key != "dataset"}
     return command

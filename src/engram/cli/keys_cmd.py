@@ -1,4 +1,4 @@
-"""`engram keys generate | status | rotate` and `engram reveal`: personal data at rest."""
+"""`engram keys generate | status | rotate | reveal`: personal data at rest (``memory.keys``)."""
 
 from __future__ import annotations
 
@@ -6,9 +6,11 @@ import getpass
 from typing import Annotated
 
 import typer
+from rich.table import Table
 
 from ..governance.shapes import key_status_data, revealed_data, rotation_data
 from .common import DbOption, JsonOption, console, opened, print_json, run, scope_from
+from .ids import resolve_id
 
 keys = typer.Typer(help="Encryption keys of the 'encrypt' PII action (ENGRAM_ENCRYPTION_KEY: newest first, "
                         "comma-separated).", no_args_is_help=True)
@@ -32,8 +34,16 @@ def status(
     """Which configured key (by fingerprint) decrypts how many stored values."""
     with opened(db) as memory:
         found = run(lambda: memory.keys.status(tenant))
-    data = key_status_data(found)
-    print_json(data) if json_out else console.print(data)
+    if json_out:
+        print_json(key_status_data(found))
+        return
+    table = Table(title=f"{found.tenant}: {found.records} record(s) hold encrypted values")
+    table.add_column("key (fingerprint)")
+    table.add_column("values it decrypts", justify="right")
+    for key in found.keys:
+        table.add_row(key, str(found.values.get(key, 0)))
+    table.add_row("(no configured key)", str(found.unreadable))
+    console.print(table)
 
 
 @keys.command("rotate")
@@ -50,19 +60,20 @@ def rotate(tenant: TenantOpt = None, db: DbOption = None, json_out: JsonOption =
                       + (f"; {r.unreadable} value(s) no configured key decrypts" if r.unreadable else ""))
 
 
+@keys.command("reveal")
 def reveal(
-    record_id: str,
+    record_id: Annotated[str, typer.Argument(help="A memory id, or a unique prefix of 8+ characters")],
     reason: Annotated[str, typer.Option(help="Why (audited)")],
     tenant: Annotated[str, typer.Option("--tenant", "-t", envvar="ENGRAM_TENANT")] = "default",
     db: DbOption = None, json_out: JsonOption = False,
 ) -> None:
     """Show a memory with its encrypted personal data decrypted (audited as a reveal)."""
     with opened(db) as memory:
-        found = run(lambda: memory.keys.reveal(record_id, scope_from(tenant, None, None, None),
+        scope = run(lambda: scope_from(tenant, None, None, None))
+        found = run(lambda: memory.keys.reveal(resolve_id(memory, record_id, scope), scope,
                                                actor=f"cli:{getpass.getuser()}", reason=reason))
     print_json(revealed_data(found)) if json_out else console.print(found.content, markup=False)
 
 
 def register(app: typer.Typer) -> None:
     app.add_typer(keys, name="keys")
-    app.command("reveal")(reveal)

@@ -96,8 +96,9 @@ def consolidate(
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the diff it would apply; write nothing")] = False,
     budget_tokens: Annotated[int | None, typer.Option(help="Turn tokens read per scope at most")] = None,
     all_tenants: Annotated[bool, typer.Option("--all-tenants", help="Every tenant (default: --tenant)")] = False,
-    agent_mode: Annotated[bool, typer.Option("--agent", help="Extract with a LangGraph agent over the LLM of "
-                                                             "OPENAI_BASE_URL / OPENAI_API_KEY / LLM_MODEL")] = False,
+    agent_mode: Annotated[bool, typer.Option("--llm-agent", help="Extract with a LangGraph agent over the LLM of "
+                                                                 "OPENAI_BASE_URL / OPENAI_API_KEY / LLM_MODEL "
+                                                                 "(--agent names an agent's scope)")] = False,
     db: DbOption = None, tenant: TenantOption = "default", user: UserOption = None, agent: AgentOption = None,
     ns: NsOption = None, json_out: JsonOption = False,
 ) -> None:

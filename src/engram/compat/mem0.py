@@ -1,10 +1,11 @@
-"""A mem0-compatible entry point: ``from engram.compat.mem0 import Memory``.
+"""A mem0-compatible entry point: ``from engram.compat.mem0 import Memory`` (or
+``AsyncMemory``).
 
-For code written against mem0's open-source ``Memory``: the same methods, arguments
-and result shapes (``{"results": [{"id", "memory", "event", ...}]}``), on engram's
-store, pipeline, versions and audit. Both mem0 styles are accepted: ids as keywords
-(``search(query, user_id="alice")``, mem0 1.x) and in ``filters``
-(``search(query, filters={"user_id": "alice"})``, mem0 2.x).
+For code written against mem0's open-source ``Memory`` / ``AsyncMemory``: the same
+methods, arguments, defaults and result shapes (``{"results": [{"id", "memory",
+"event", ...}]}``), on engram's store, pipeline, versions and audit. Both mem0 styles
+are accepted: ids as keywords (``search(query, user_id="alice")``, mem0 1.x) and in
+``filters`` (``search(query, filters={"user_id": "alice"})``, mem0 2.x).
 
 Scopes: ``user_id`` → ``users/<user>``; ``agent_id`` → ``agents/<agent>``; both →
 ``agents/<agent>/users/<user>`` (as ``Scope.for_user(agent=...)``); ``run_id`` adds
@@ -13,26 +14,40 @@ ADD, UPDATE and NOOP are mem0's ADD, UPDATE and NONE; a SUPERSEDE (the old fact 
 longer true) is shown as mem0 shows a contradiction: DELETE of the old memory, then
 ADD of the new one (engram keeps the old one's history). SKIPPED is left out, as mem0
 leaves out what it does not store.
+
+What mem0 calls a memory's metadata (and the ``role`` / ``actor_id`` of a raw add) is
+kept under the record's ``metadata["mem0"]``, apart from what engram records itself
+(extractor, source messages …), so items show the caller's metadata only and filters
+reach only it. ``expiration_date`` (YYYY-MM-DD) is engram's ``expires_at``: the
+memory is valid through that day (UTC), then hidden unless ``show_expired``.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping, Sequence
+from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
 from .. import Memory as EngramMemory
-from ..errors import InvalidValueError, NotFoundError
-from ..model import MemoryRecord, Operation, Scope, Status, Version
+from ..aio import AsyncFace, off_thread
+from ..errors import NotFoundError
+from ..model import MemoryRecord, Operation, Scope, SearchHit, Status, Version
 
 DEFAULT_TENANT = "default"
 ENTITY_KEYS = ("user_id", "agent_id", "run_id")
-_OPS = {"eq": "$eq", "ne": "$ne", "gt": "$gt", "gte": "$gte", "lt": "$lt", "lte": "$lte"}
+MEM0 = "mem0"  # record.metadata[MEM0]: {"metadata": {...}, "role": ..., "actor_id": ...}
+TOP_K = 20  # mem0's default number of hits (search, get_all)
+THRESHOLD = 0.1  # mem0's default minimum score of a search hit
+_OPS = {"eq": "$eq", "ne": "$ne", "gt": "$gt", "gte": "$gte", "lt": "$lt", "lte": "$lte", "in": "$in",
+        "nin": "$nin", "contains": "$contains", "icontains": "$icontains"}
+_LOGICAL = {"AND": "$and", "OR": "$or", "NOT": "$not"}
 _EVENTS = {Operation.CREATE: "ADD", Operation.IMPORT: "ADD", Operation.UPDATE: "UPDATE",
            Operation.RESTORE: "UPDATE", Operation.REINDEX: "UPDATE"}
-# engram's add() takes no metadata: the metadata of a mem0 add() is written as a second
-# version right after; history() folds it into the ADD, as mem0 shows one step.
+# engram's add() takes no metadata: the metadata (and expiry) of a mem0 add() is written
+# as a second version right after; history() folds it into the ADD, as mem0 shows one step.
 ADD_METADATA = "mem0 add() metadata"
+_UNSET: Any = object()
 
 
 class Memory:
@@ -59,12 +74,13 @@ class Memory:
     # -- writes ------------------------------------------------------------------------------
 
     def add(self, messages: Any, *, user_id: str | None = None, agent_id: str | None = None,
-            run_id: str | None = None, metadata: Mapping[str, Any] | None = None, infer: bool = True,
-            **_: Any) -> dict[str, Any]:
+            run_id: str | None = None, metadata: Mapping[str, Any] | None = None,
+            expiration_date: Any = None, infer: bool = True, **_: Any) -> dict[str, Any]:
         scope = self._scope(user_id, agent_id, run_id)
+        expires_at = _expires_at(expiration_date)
         turns = _messages(messages)
         if not infer:
-            return {"results": self._add_raw(turns, scope, metadata)}
+            return {"results": self._add_raw(turns, scope, metadata, expires_at)}
         result = self.memory.add(turns, scope, force=True, actor="mem0")
         results: list[dict[str, Any]] = []
         for event in result.events:
@@ -78,37 +94,42 @@ class Memory:
                                 "previous_memory": previous})
             elif event.event == "ADD":
                 results.append({"id": event.record_id, "memory": event.content, "event": "ADD"})
-        if metadata:
+        if metadata or expires_at:
             for item in results:
                 if item["event"] != "DELETE":
-                    self._merge_metadata(item["id"], metadata)
+                    self._annotate(item["id"], metadata or {}, expires_at)
         return {"results": results}
 
-    def _add_raw(self, turns: list[dict[str, Any]], scope: Scope,
-                 metadata: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+    def _add_raw(self, turns: list[dict[str, Any]], scope: Scope, metadata: Mapping[str, Any] | None,
+                 expires_at: datetime | None) -> list[dict[str, Any]]:
         results = []
         for turn in turns:
             if turn.get("role") == "system" or not turn.get("content"):
                 continue
-            data = {**dict(metadata or {}), "role": turn["role"]}
+            kept: dict[str, Any] = {"metadata": dict(metadata or {}), "role": turn["role"]}
             if turn.get("name"):
-                data["actor_id"] = turn["name"]
-            record = self.memory.remember(turn["content"], scope, metadata=data, actor="mem0")
+                kept["actor_id"] = turn["name"]
+            record = self.memory.remember(turn["content"], scope, metadata={MEM0: kept}, expires_at=expires_at,
+                                          actor="mem0")
             results.append({"id": record.id, "memory": record.content, "event": "ADD",
                             "actor_id": turn.get("name"), "role": turn["role"]})
         return results
 
-    def update(self, memory_id: str, data: str | None = None, *, text: str | None = None,
-               metadata: Mapping[str, Any] | None = None) -> dict[str, str]:
+    def update(self, memory_id: str, text: str | None = None, metadata: Mapping[str, Any] | None = None,
+               expiration_date: Any = _UNSET, data: str | None = None) -> dict[str, str]:
+        """``text`` (mem0 1.x: ``data``) replaces the content; ``metadata`` is merged into
+        the memory's; ``expiration_date`` (YYYY-MM-DD, or None to clear) sets its expiry."""
         content = text if text is not None else data
-        if content is None and metadata is None:
+        if content is None and metadata is None and expiration_date is _UNSET:
             raise ValueError("At least one of text, metadata, or expiration_date must be provided.")
         record = self._record(memory_id)
         changes: dict[str, Any] = {}
         if content is not None:
             changes["content"] = content
         if metadata is not None:
-            changes["metadata"] = {**dict(record.metadata), **dict(metadata)}
+            changes["metadata"] = _with_mem0(record, metadata=dict(metadata))
+        if expiration_date is not _UNSET:
+            changes["expires_at"] = _expires_at(expiration_date)
         self.memory.update(record.id, Scope(self.tenant), actor="mem0", **changes)
         return {"message": "Memory updated successfully!"}
 
@@ -135,27 +156,35 @@ class Memory:
 
     def get(self, memory_id: str) -> dict[str, Any] | None:
         try:
-            record = self._record(memory_id)
+            record = self.memory.get(memory_id, Scope(self.tenant))
         except NotFoundError:
             return None
-        return _item(record) if record.status is Status.ACTIVE else None
+        return _item(record) if record.status in (Status.ACTIVE, Status.EXPIRED) else None
 
     def get_all(self, *, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None,
-                filters: Mapping[str, Any] | None = None, limit: int | None = None, top_k: int | None = None,
-                **_: Any) -> dict[str, Any]:
+                filters: Mapping[str, Any] | None = None, top_k: int | None = None, limit: int | None = None,
+                show_expired: bool = False, **_: Any) -> dict[str, Any]:
         scope, metadata = self._scope_and_filters(user_id, agent_id, run_id, filters)
-        count = limit or top_k or 100
-        page = self.memory.list(scope, limit=count, include_descendants=True, metadata=metadata or None)
+        page = self.memory.list(scope, limit=_count(top_k, limit), include_descendants=True,
+                                metadata=metadata or None, statuses=_statuses(show_expired))
         return {"results": [{key: value for key, value in _item(r).items() if key != "score"} for r in page.items]}
 
     def search(self, query: str, *, user_id: str | None = None, agent_id: str | None = None,
-               run_id: str | None = None, limit: int | None = None, top_k: int | None = None,
-               filters: Mapping[str, Any] | None = None, threshold: float | None = None,
-               **_: Any) -> dict[str, Any]:
+               run_id: str | None = None, top_k: int | None = None, limit: int | None = None,
+               filters: Mapping[str, Any] | None = None, threshold: float | None = THRESHOLD,
+               explain: bool = False, show_expired: bool = False, **_: Any) -> dict[str, Any]:
+        """The best ``top_k`` (default 20) memories whose semantic score (the cosine
+        of query and memory, as in mem0) is at least ``threshold`` (default 0.1), in
+        engram's order; ``explain`` adds each one's ``score_details`` (engram's signals).
+        ``show_expired`` includes expired memories (engram ranks them last: a memory
+        no longer valid scores 0)."""
         scope, metadata = self._scope_and_filters(user_id, agent_id, run_id, filters)
-        hits = self.memory.search(query, scope, k=limit or top_k or 100, include_descendants=True,
-                                  metadata=metadata or None, min_score=threshold or 0.0)
-        return {"results": [_item(hit.record, score=hit.score) for hit in hits]}
+        floor = THRESHOLD if threshold is None else threshold
+        found = self.memory.search(query, scope, k=_count(top_k, limit), include_descendants=True,
+                                   metadata=metadata or None, statuses=_statuses(show_expired))
+        hits = [h for h in found if h.signals.vector >= floor]
+        return {"results": [_item(hit.record, score=hit.score, explained=hit if explain else None, threshold=floor)
+                            for hit in hits]}
 
     def history(self, memory_id: str) -> list[dict[str, Any]]:
         record = self._record(memory_id)
@@ -196,7 +225,11 @@ class Memory:
         return scope, _metadata_filter(given)
 
     def _record(self, memory_id: str) -> MemoryRecord:
-        return self.memory.get(memory_id, Scope(self.tenant))
+        """The stored record, or mem0's ValueError for an id it does not know."""
+        try:
+            return self.memory.get(memory_id, Scope(self.tenant))
+        except NotFoundError:
+            raise ValueError(f"Memory with id {memory_id} not found. Please provide a valid 'memory_id'") from None
 
     def _version(self, record_id: str | None, number: int) -> str | None:
         if record_id is None:
@@ -205,11 +238,15 @@ class Memory:
         found = next((v for v in versions if v.version == number), None)
         return found.record.content if found and found.record else None
 
-    def _merge_metadata(self, record_id: str, metadata: Mapping[str, Any]) -> None:
+    def _annotate(self, record_id: str, metadata: Mapping[str, Any], expires_at: datetime | None) -> None:
         record = self._record(record_id)
-        if any(record.metadata.get(key) != value for key, value in metadata.items()):
-            self.memory.update(record_id, Scope(self.tenant), metadata={**dict(record.metadata), **dict(metadata)},
-                               actor="mem0", reason=ADD_METADATA)
+        changes: dict[str, Any] = {}
+        if any(_kept(record).get("metadata", {}).get(key) != value for key, value in metadata.items()):
+            changes["metadata"] = _with_mem0(record, metadata=dict(metadata))
+        if expires_at is not None and record.expires_at != expires_at:
+            changes["expires_at"] = expires_at
+        if changes:
+            self.memory.update(record_id, Scope(self.tenant), actor="mem0", reason=ADD_METADATA, **changes)
 
     def _all(self, scope: Scope) -> list[MemoryRecord]:
         return list(self.memory.scan(scope, include_descendants=True))
@@ -219,6 +256,40 @@ class Memory:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class AsyncMemory(AsyncFace[Memory]):
+    """mem0's ``AsyncMemory``: the methods of ``Memory`` above, awaitable. Derived from
+    them (``engram.aio.off_thread``: each runs in a worker thread), never rewritten."""
+
+    def __init__(self, config: Mapping[str, Any] | None = None, *, db: str | None = None,
+                 tenant: str = DEFAULT_TENANT, memory: EngramMemory | None = None) -> None:
+        super().__init__(Memory(config, db=db, tenant=tenant, memory=memory))
+
+    @classmethod
+    def from_config(cls, config_dict: Mapping[str, Any]) -> AsyncMemory:
+        return cls(config_dict)
+
+    @property
+    def memory(self) -> EngramMemory:
+        return self.sync.memory
+
+    add = off_thread(Memory.add)
+    update = off_thread(Memory.update)
+    delete = off_thread(Memory.delete)
+    delete_all = off_thread(Memory.delete_all)
+    reset = off_thread(Memory.reset)
+    get = off_thread(Memory.get)
+    get_all = off_thread(Memory.get_all)
+    search = off_thread(Memory.search)
+    history = off_thread(Memory.history)
+    close = off_thread(Memory.close)
+
+    async def __aenter__(self) -> AsyncMemory:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
 
 
 def _messages(messages: Any) -> list[dict[str, Any]]:
@@ -231,32 +302,101 @@ def _messages(messages: Any) -> list[dict[str, Any]]:
     raise ValueError("messages must be str, dict, or list[dict]")
 
 
+def _count(top_k: int | None, limit: int | None) -> int:
+    count = top_k if top_k is not None else limit if limit is not None else TOP_K
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise ValueError(f"top_k must be a positive integer, got {count!r}")
+    return count
+
+
+def _statuses(show_expired: bool) -> tuple[Status, ...]:
+    return (Status.ACTIVE, Status.EXPIRED) if show_expired else (Status.ACTIVE,)
+
+
+def _expires_at(expiration_date: Any) -> datetime | None:
+    """mem0's YYYY-MM-DD (or a date): valid through that day, so it expires at the
+    next midnight UTC."""
+    if expiration_date is None:
+        return None
+    if isinstance(expiration_date, datetime):
+        day = expiration_date.date()
+    elif isinstance(expiration_date, date):
+        day = expiration_date
+    elif isinstance(expiration_date, str):
+        try:
+            day = date.fromisoformat(expiration_date)
+        except ValueError as exc:
+            raise ValueError("expiration_date must be a valid date in YYYY-MM-DD format.") from exc
+    else:
+        raise ValueError("expiration_date must be a date string in YYYY-MM-DD format.")
+    return datetime.combine(day + timedelta(days=1), time(), UTC)
+
+
+def _expiration_date(expires_at: datetime | None) -> str | None:
+    return None if expires_at is None else (expires_at - timedelta(microseconds=1)).date().isoformat()
+
+
+def _kept(record: MemoryRecord) -> dict[str, Any]:
+    kept = record.metadata.get(MEM0)
+    return dict(kept) if isinstance(kept, Mapping) else {}
+
+
+def _with_mem0(record: MemoryRecord, *, metadata: dict[str, Any]) -> dict[str, Any]:
+    """The record's metadata with the caller's mem0 metadata merged in (engram's own keys kept)."""
+    kept = _kept(record)
+    kept["metadata"] = {**dict(kept.get("metadata") or {}), **metadata}
+    return {**dict(record.metadata), MEM0: kept}
+
+
 def _metadata_filter(filters: Mapping[str, Any]) -> dict[str, Any]:
-    """mem0's ``{"key": value}`` and ``{"key": {"gte": 3}}`` as engram's metadata filter."""
+    """mem0's filters as engram's metadata filter on ``metadata.mem0.metadata``:
+    ``{"key": value}``, ``{"key": "*"}`` (present), ``{"key": {"gte": 3}}`` with
+    eq ne gt gte lt lte in nin contains icontains, and AND / OR / NOT lists."""
     out: dict[str, Any] = {}
     for key, condition in filters.items():
-        if key in ("AND", "OR", "NOT") or (isinstance(condition, Mapping) and set(condition) - set(_OPS)):
-            raise InvalidValueError(f"filter {key!r}: engram's mem0 layer supports equality and "
-                                    f"{', '.join(_OPS)} on metadata")
-        out[key] = {_OPS[op]: value for op, value in condition.items()} if isinstance(condition, Mapping) \
-            else condition
+        if key in _LOGICAL:
+            if not isinstance(condition, list) or not condition:
+                raise ValueError(f"{key} operator requires a non-empty list of conditions")
+            out[_LOGICAL[key]] = [_metadata_filter(item) for item in condition]
+            continue
+        path = f"{MEM0}.metadata.{key}"
+        if condition == "*":
+            out[path] = {"$exists": True}
+        elif isinstance(condition, Mapping):
+            unknown = set(condition) - set(_OPS)
+            if unknown:
+                raise ValueError(f"Unsupported metadata filter operator: {sorted(unknown)[0]}")
+            out[path] = {_OPS[op]: value for op, value in condition.items()}
+        else:
+            out[path] = condition
     return out
 
 
-def _item(record: MemoryRecord, *, score: float | None = None) -> dict[str, Any]:
+def _item(record: MemoryRecord, *, score: float | None = None, explained: SearchHit | None = None,
+          threshold: float | None = None) -> dict[str, Any]:
     """mem0's MemoryItem: id, memory, hash, metadata, score, created_at, updated_at,
-    plus the entity ids the memory was added with."""
-    metadata = {k: v for k, v in record.metadata.items() if k not in ("role", "actor_id")}
+    plus the entity ids the memory was added with, its expiration_date and, for an
+    explained search, its score_details."""
+    kept = _kept(record)
     item: dict[str, Any] = {
         "id": record.id, "memory": record.content, "hash": hashlib.md5(record.content.encode()).hexdigest(),
-        "metadata": metadata or None, "score": score, "created_at": record.created_at.isoformat(),
-        "updated_at": record.updated_at.isoformat(),
+        "metadata": dict(kept.get("metadata") or {}) or None, "score": score,
+        "created_at": record.created_at.isoformat(), "updated_at": record.updated_at.isoformat(),
     }
     labels = record.scope.namespace
     for key, label in (("agent_id", "agents"), ("user_id", "users"), ("run_id", "runs")):
         if label in labels[:-1]:
             item[key] = labels[labels.index(label) + 1]
     for key in ("role", "actor_id"):
-        if key in record.metadata:
-            item[key] = record.metadata[key]
+        if key in kept:
+            item[key] = kept[key]
+    if record.expires_at is not None:
+        item["expiration_date"] = _expiration_date(record.expires_at)
+    if explained is not None:
+        signals = explained.signals
+        item["score_details"] = {
+            "semantic_score": signals.vector, "bm25_score": signals.lexical, "relevance": signals.relevance,
+            "recency": signals.recency, "importance": signals.importance, "validity": signals.validity,
+            "final_score": explained.score, "threshold": threshold,
+        }
     return item

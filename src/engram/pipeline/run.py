@@ -65,7 +65,7 @@ class AddEvent:
     version: int | None = None
     target_id: str | None = None  # the record updated or superseded
     source_message_ids: tuple[str, ...] = ()
-    pending_id: str | None = None  # PENDING: the pending change a reviewer decides (Memory.approvals.approve/reject)
+    pending_id: str | None = None  # PENDING: the pending change a reviewer decides (memory.approvals.approve/reject)
 
 
 @dataclass(frozen=True, slots=True)

@@ -39,7 +39,7 @@ class ContextBlock:
     hits: tuple[SearchHit, ...]  # the memories that made it into the block
     tokens: int
     dropped: int  # hits left out for the budget
-    recall_id: str | None = None  # links the answer that used this block (Memory.audit.link_answer)
+    recall_id: str | None = None  # links the answer that used this block (memory.audit.link_answer)
     below_floor: int = 0  # hits left out by the relevance floor (nothing says they are relevant)
 
 
@@ -61,14 +61,53 @@ def render(hits: Sequence[SearchHit], language: str) -> str:
     return "\n".join(sections) if len(sections) > 1 else ""
 
 
+def _cjk(text: str) -> int:
+    return len(_CJK_CHARS.findall(text))
+
+
+class _BlockSize:
+    """Characters and CJK characters of ``render(chosen)``, kept as hits are added, so
+    each candidate's fit is tested without rendering the block again (it was quadratic
+    in the hits: 40 renders for a 40-hit context)."""
+
+    def __init__(self, language: str) -> None:
+        self.language = language
+        title = f"## {TITLES[language]}"
+        self.chars, self.cjk = len(title), _cjk(title)
+        self.kinds: set[Kind] = set()
+
+    def _heading(self, kind: Kind) -> tuple[int, int]:
+        heading = f"### {HEADINGS[self.language][kind]}"
+        return 1 + len(heading), _cjk(heading)  # "\n" before the section, then the heading
+
+    def with_hit(self, hit: SearchHit) -> tuple[int, int]:
+        line = _line(hit)
+        chars, cjk = self.chars + 1 + len(line), self.cjk + _cjk(line)  # "\n" before the line
+        if hit.record.kind not in self.kinds:
+            extra_chars, extra_cjk = self._heading(hit.record.kind)
+            chars, cjk = chars + extra_chars, cjk + extra_cjk
+        return chars, cjk
+
+    def add(self, hit: SearchHit, size: tuple[int, int]) -> None:
+        self.chars, self.cjk = size
+        self.kinds.add(hit.record.kind)
+
+    @staticmethod
+    def tokens(size: tuple[int, int]) -> int:
+        chars, cjk = size
+        return cjk + math.ceil((chars - cjk) / 4)  # estimate_tokens of the rendered text
+
+
 def build_context(hits: Sequence[SearchHit], query: str, budget_tokens: int, language: str = "auto") -> ContextBlock:
     """Take hits best-first while the rendered block fits; skip one that does not
     fit and keep trying smaller ones (a long memory must not starve the rest)."""
     lang = _language(hits, query) if language == "auto" else language
     chosen: list[SearchHit] = []
+    size = _BlockSize(lang)
     for hit in hits:
-        trial = chosen + [hit]
-        if estimate_tokens(render(trial, lang)) <= budget_tokens:
-            chosen = trial
+        trial = size.with_hit(hit)
+        if size.tokens(trial) <= budget_tokens:
+            chosen.append(hit)
+            size.add(hit, trial)
     text = render(chosen, lang)
     return ContextBlock(text=text, hits=tuple(chosen), tokens=estimate_tokens(text), dropped=len(hits) - len(chosen))

@@ -216,8 +216,8 @@ def governance_router(memory: Memory, caller_of: Callable[..., Caller]) -> APIRo
         found = memory.keys.reveal(record_id, scope.resolve(who.tenant), actor=who.actor, reason=body.reason)
         return revealed_data(found)
 
-    @router.post("/reviews/sample")
-    def sample_writes(body: SampleIn, who: Who) -> dict[str, Any]:
+    @router.post("/quality/sample")
+    def quality_sample(body: SampleIn, who: Who) -> dict[str, Any]:
         """Queue a random sample of recent writes for review (write accuracy)."""
         _needs(who, "review")
         scope = body.scope.resolve(who.tenant)
@@ -225,8 +225,8 @@ def governance_router(memory: Memory, caller_of: Callable[..., Caller]) -> APIRo
         return {"items": [sample_data(s) for s in memory.quality.sample(scope, n=body.n, since=since,
                                                                          actor=body.actor)]}
 
-    @router.get("/reviews")
-    def write_samples(
+    @router.get("/quality/samples")
+    def quality_list(
         who: Who, scope: QueryScope, reviewed: bool = False, limit: Annotated[int, Query(ge=1, le=MAX_K)] = 100,
     ) -> dict[str, Any]:
         """Sampled writes awaiting a verdict (or judged ones), each with the version as written."""
@@ -234,15 +234,15 @@ def governance_router(memory: Memory, caller_of: Callable[..., Caller]) -> APIRo
         found = memory.quality.list(scope.resolve(who.tenant), reviewed=reviewed, limit=limit)
         return {"items": [sample_data(s) for s in found]}
 
-    @router.post("/reviews/{sample_id}")
-    def mark(sample_id: str, body: VerdictIn, who: Who) -> dict[str, Any]:
+    @router.post("/quality/samples/{sample_id}")
+    def quality_mark(sample_id: str, body: VerdictIn, who: Who) -> dict[str, Any]:
         """Judge a sampled write: correct, wrong or should_not_store."""
         _needs(who, "review")
         return sample_data(memory.quality.mark(sample_id, ScopeIn().resolve(who.tenant), body.verdict,
                                                reviewer=_actor(who, body.reviewer), note=body.note))
 
     @router.get("/quality")
-    def quality(who: Who, hours: Annotated[float, Query(gt=0, le=24 * 366)] = DEFAULT_HOURS) -> dict[str, Any]:
+    def quality_report(who: Who, hours: Annotated[float, Query(gt=0, le=24 * 366)] = DEFAULT_HOURS) -> dict[str, Any]:
         """Write accuracy, recall hit rate, repeat rate, writes, skips, PII actions, approvals, latency."""
         return report_data(memory.quality.report(who.tenant, window=timedelta(hours=hours)))
 

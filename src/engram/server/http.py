@@ -81,7 +81,7 @@ def create_app(
     add_docs(app)
     if ui:
         add_inspector(app)
-    governance.install(app, memory, tenancy, BEARER)  # approvals, recalls, reviews, quality, /metrics, reveal
+    governance.install(app, memory, tenancy, BEARER)  # approvals, recalls, quality (samples, report), /metrics, reveal
     episodes.install(app, memory, tenancy, BEARER)  # past conversations (threads), consolidation
     _add_error_handlers(app)
     _add_masked_view(app)

@@ -1,4 +1,4 @@
-"""Stream a writer-style export (``Memory.transfer.export_to(stream, scope)``) as an HTTP body.
+"""Stream a writer-style export (``memory.transfer.export_to(stream, scope)``) as an HTTP body.
 
 The export runs in its own thread and writes into a bounded queue that the response
 reads from, so memory stays bounded however large the export is. The first chunk (or

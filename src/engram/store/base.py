@@ -27,15 +27,31 @@ from ..governance.values import (
 )
 from ..model import AuditEvent, Job, JobStatus, Kind, MemoryRecord, Operation, Stats, Status, Version
 
-MetadataOp = Literal["eq", "ne", "gt", "gte", "lt", "lte"]
+MetadataOp = Literal["eq", "ne", "gt", "gte", "lt", "lte", "in", "nin", "contains", "icontains", "exists"]
 TimeField = Literal["created_at", "updated_at", "valid_from", "valid_to", "expires_at", "last_accessed_at"]
 
 
 @dataclass(frozen=True, slots=True)
 class MetadataCondition:
+    """One test on the metadata value at ``key`` (a dotted path): compare (eq … lte),
+    one of / none of a list (in, nin), hold a substring (contains, icontains: case
+    folded), or be there at all (exists: True or False)."""
+
     key: str
     op: MetadataOp
     value: Any
+
+
+@dataclass(frozen=True, slots=True)
+class MetadataGroup:
+    """Alternatives, each a conjunction of terms: the group holds when any alternative
+    holds (``negate``: when none does)."""
+
+    alternatives: tuple[tuple[MetadataTerm, ...], ...]
+    negate: bool = False
+
+
+MetadataTerm = MetadataCondition | MetadataGroup
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,7 +72,7 @@ class RecordFilter:
     kinds: tuple[Kind, ...] = ()
     category: str | None = None
     tags: tuple[str, ...] = ()  # every tag must be present
-    metadata: tuple[MetadataCondition, ...] = ()
+    metadata: tuple[MetadataTerm, ...] = ()  # every term must hold
     time_ranges: tuple[TimeRange, ...] = ()
     valid_at: datetime | None = None  # drop records expired or no longer valid then
     ids: tuple[str, ...] | None = None
@@ -138,6 +154,39 @@ class ScoredId:
 
 
 @dataclass(frozen=True, slots=True)
+class RankFields:
+    """What ranking reads of candidate records, as columns aligned with ``ids``: the
+    candidate pool is ranked on these and only the hits returned are read in full."""
+
+    ids: tuple[str, ...]
+    importance: np.ndarray  # float64
+    updated_us: np.ndarray  # int64 microseconds since the epoch (exact: recency is computed from it)
+    valid_from: np.ndarray  # float64 epoch seconds
+    valid_to: np.ndarray  # float64 epoch seconds, +inf when open-ended
+    expires_at: np.ndarray  # float64 epoch seconds, +inf when never
+    deleted: np.ndarray  # bool: status is deleted
+    threads: tuple[str | None, ...]  # source.thread_id
+
+    @staticmethod
+    def concat(parts: Sequence[RankFields]) -> RankFields:
+        if len(parts) == 1:
+            return parts[0]
+        if not parts:
+            none = np.zeros(0, np.float64)
+            return RankFields((), none, np.zeros(0, np.int64), none, none, none, np.zeros(0, bool), ())
+        return RankFields(
+            ids=tuple(key for part in parts for key in part.ids),
+            importance=np.concatenate([part.importance for part in parts]),
+            updated_us=np.concatenate([part.updated_us for part in parts]),
+            valid_from=np.concatenate([part.valid_from for part in parts]),
+            valid_to=np.concatenate([part.valid_to for part in parts]),
+            expires_at=np.concatenate([part.expires_at for part in parts]),
+            deleted=np.concatenate([part.deleted for part in parts]),
+            threads=tuple(thread for part in parts for thread in part.threads),
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class AuditQuery:
     record_id: str | None = None
     operation: Operation | None = None
@@ -175,6 +224,11 @@ class Store(Protocol):
     ) -> list[ScoredId]: ...
 
     def vectors(self, tenant: str, ids: Sequence[str], model: str) -> dict[str, np.ndarray]: ...
+
+    def rank_fields(self, tenant: str, ids: Sequence[str], model: str) -> RankFields:
+        """What ranking reads of the records ``ids`` (those that exist, in any order);
+        ``model`` names the vector cache that may already hold them."""
+        ...
 
     def versions(self, tenant: str, record_id: str) -> list[Version]: ...
 

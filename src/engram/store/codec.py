@@ -4,8 +4,11 @@ version snapshots and JSONL export."""
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
 from typing import Any, overload
+
+import numpy as np
 
 from ..errors import InvalidValueError
 from ..model import (
@@ -22,7 +25,9 @@ from ..model import (
     freeze_mapping,
     parse_enum,
 )
+from .base import RankFields
 
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 SEPARATOR = "\x1f"  # control characters are refused in labels, so this never collides
 
 
@@ -41,6 +46,19 @@ def namespace_range(namespace: tuple[str, ...]) -> tuple[str, str] | None:
     if not key:
         return None
     return key, key[:-1] + chr(ord(SEPARATOR) + 1)
+
+
+def epoch_microseconds(seconds: np.ndarray) -> np.ndarray:
+    """Epoch seconds (float64) as int64 microseconds, rounded exactly as
+    ``datetime.fromtimestamp`` rounds them (the fraction half-even to the microsecond),
+    so differences of these equal differences of the records' datetimes."""
+    whole = np.trunc(seconds)
+    return whole.astype(np.int64) * 1_000_000 + np.round((seconds - whole) * 1e6).astype(np.int64)
+
+
+def microseconds(moment: datetime) -> int:
+    """A datetime as integer microseconds since the epoch (exact)."""
+    return (moment - EPOCH) // timedelta(microseconds=1)
 
 
 def to_epoch(moment: datetime | None) -> float | None:
@@ -220,4 +238,33 @@ def audit_from_row(row: dict[str, Any]) -> AuditEvent:
         namespace=namespace_from_key(row["namespace"] or ""),
         source_message_id=row["source_message_id"],
         detail=freeze_mapping(json.loads(row["detail"]) if isinstance(row["detail"], str) else row["detail"]),
+    )
+
+
+# the columns a backend selects for RankFields, in this order
+RANK_COLUMNS = ("id", "status", "importance", "updated_at", "valid_from", "valid_to", "expires_at", "thread_id")
+
+
+def _seconds(value: Any, missing: float) -> float:
+    if value is None:
+        return missing
+    return value.timestamp() if isinstance(value, datetime) else float(value)
+
+
+def rank_fields_from_rows(rows: Sequence[Sequence[Any]]) -> RankFields:
+    """RankFields from rows of RANK_COLUMNS; times as epoch seconds (SQLite) or datetimes (PostgreSQL)."""
+    updated = [row[3] for row in rows]
+    if updated and isinstance(updated[0], datetime):
+        updated_us = np.array([microseconds(moment) for moment in updated], dtype=np.int64)
+    else:
+        updated_us = epoch_microseconds(np.array(updated, dtype=np.float64))
+    return RankFields(
+        ids=tuple(row[0] for row in rows),
+        importance=np.array([row[2] for row in rows], dtype=np.float64),
+        updated_us=updated_us,
+        valid_from=np.array([_seconds(row[4], -np.inf) for row in rows], dtype=np.float64),
+        valid_to=np.array([_seconds(row[5], np.inf) for row in rows], dtype=np.float64),
+        expires_at=np.array([_seconds(row[6], np.inf) for row in rows], dtype=np.float64),
+        deleted=np.array([row[1] == Status.DELETED.value for row in rows], dtype=bool),
+        threads=tuple(row[7] for row in rows),
     )

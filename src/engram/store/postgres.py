@@ -42,8 +42,8 @@ from . import episodes_sql as episodes
 from . import governance_sql as governance
 from . import postgres_jobs as jobs
 from . import postgres_rows as rows
-from .base import AuditQuery, OrderBy, RecordFilter, ScoredId, WriteBatch
-from .codec import namespace_from_key, namespace_key, namespace_range
+from .base import AuditQuery, OrderBy, RankFields, RecordFilter, ScoredId, WriteBatch
+from .codec import RANK_COLUMNS, namespace_from_key, namespace_key, namespace_range, rank_fields_from_rows
 from .episodes_sql import POSTGRES_TABLES as EPISODE_TABLES
 from .governance_sql import POSTGRES_TABLES as GOVERNANCE_TABLES
 from .postgres_migrations import ALL_TENANTS, TENANT_SETTING, migrate
@@ -146,6 +146,7 @@ class PostgresStore(episodes.EpisodeReads):
         self._indexes: dict[tuple[str, int], tuple[bool, float]] = {}
         self.vector_paths: Counter[str] = Counter()  # "hnsw", "exact", "fallback": how searches ran
         self._vector_info: TypeInfo | None = None
+        self._iterative: bool | None = None  # pgvector >= 0.8: HNSW scans go on until the filter is filled
         self._closed = False
         kwargs = {"autocommit": True, "connect_timeout": connect_timeout, "application_name": "engram",
                   "prepare_threshold": prepare_threshold}  # None: no server-side prepared statements
@@ -259,6 +260,16 @@ class PostgresStore(episodes.EpisodeReads):
                                    write=False) is not None
         self._indexes[(model, dim)] = (exists, time.monotonic())
         return exists
+
+    def _iterative_scans(self, conn: psycopg.Connection) -> bool:
+        """Whether the server's pgvector has iterative index scans (0.8.0 on): a filtered
+        HNSW search then keeps walking the graph until ``limit`` rows pass the filter,
+        instead of returning the few of its ef_search nearest that do."""
+        if self._iterative is None:
+            found = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'").fetchone()
+            version = tuple(int(part) for part in re.findall(r"\d+", found[0])[:2]) if found else (0, 0)
+            self._iterative = version >= (0, 8)
+        return self._iterative
 
     def _ensure_vector_index(self, model: str, dim: int) -> None:
         """The first write of a model creates its partial HNSW index (if this role may)."""
@@ -398,6 +409,8 @@ class PostgresStore(episodes.EpisodeReads):
                 ))[0]
                 if size > self.exact_threshold:
                     conn.execute(f"SET LOCAL hnsw.ef_search = {min(max(self.ef_search, limit), 1000)}")
+                    if self._iterative_scans(conn):
+                        conn.execute("SET LOCAL hnsw.iterative_scan = strict_order")
                     found = conn.execute(pg_nearest(self._s, clause, model, dim, indexed=True),
                                          [vector, *params, limit]).fetchall()
                     if len(found) >= min(limit, size):
@@ -422,6 +435,14 @@ class PostgresStore(episodes.EpisodeReads):
             tenant, lambda conn: conn.execute(sql, (tenant, model, list(ids)), binary=True).fetchall(), write=False
         )
         return {row[0]: row[1].to_numpy().astype(np.float32, copy=True) for row in found}
+
+    def rank_fields(self, tenant: str, ids: Sequence[str], model: str) -> RankFields:
+        wanted = [i for i in dict.fromkeys(ids) if isinstance(i, str) and "\x00" not in i]
+        if not wanted:
+            return RankFields.concat([])
+        found = self._read(tenant, f"SELECT {', '.join(RANK_COLUMNS)} FROM {self._s}.memories "
+                                   "WHERE tenant_id = %s AND id = ANY(%s)", (tenant, wanted))
+        return rank_fields_from_rows(found)
 
     def versions(self, tenant: str, record_id: str) -> list[Version]:
         found = self._read(

@@ -14,7 +14,7 @@ from typing import Any
 from ..errors import InvalidValueError
 from ..limits import check_storable_text
 from ..model import MemoryRecord
-from .base import ORDERS, AuditQuery, MetadataCondition, RecordFilter, WriteBatch
+from .base import ORDERS, AuditQuery, MetadataCondition, MetadataGroup, MetadataTerm, RecordFilter, WriteBatch
 from .codec import namespace_key, namespace_range, to_epoch
 
 _METADATA_KEY = re.compile(r"^[\w-]+(\.[\w-]+)*$")
@@ -50,6 +50,24 @@ class Dialect:
             f"(CASE WHEN jsonb_typeof({alias}metadata #> {p}) = '{jtype}' THEN ({alias}metadata #>> {p}){cast} END)",
             [path, path],
         )
+
+    def contains(self, alias: str, key: str, text: str, *, fold: bool) -> tuple[str, list[Any]]:
+        """The string at ``key`` holds ``text``; ``fold``: both lower-cased by the
+        database's lower() (ASCII letters on SQLite; PostgreSQL folds what its locale does)."""
+        expr, params = self.metadata_expr(alias, key, text)
+        find = "instr" if self.name == "sqlite" else "strpos"
+        if fold:
+            return f"{find}(lower({expr}), lower({self.placeholder})) > 0", [*params, text]
+        return f"{find}({expr}, {self.placeholder}) > 0", [*params, text]
+
+    def exists(self, alias: str, key: str, present: bool) -> tuple[str, list[Any]]:
+        path = key.split(".")
+        if self.name == "sqlite":
+            sql = f"json_type({alias}metadata, {self.placeholder}) IS NOT NULL"
+            params: list[Any] = ["$" + "".join(f'."{part}"' for part in path)]
+        else:
+            sql, params = f"{alias}metadata #> {self.placeholder} IS NOT NULL", [path]
+        return (sql if present else f"NOT ({sql})"), params
 
     def has_tag(self, alias: str) -> str:
         if self.name == "sqlite":
@@ -141,9 +159,67 @@ def check_storable(batch: WriteBatch) -> None:
         _check_stored(job.payload, "job payload")
 
 
+MAX_METADATA_TERMS = 256  # conditions in one filter, groups and lists counted out
+
+
+def metadata_clause(dialect: Dialect, alias: str, terms: tuple[MetadataTerm, ...]) -> tuple[str, list[Any]]:
+    """Every term must hold: conditions and groups of alternatives (any holds, or none)."""
+    if _count(terms) > MAX_METADATA_TERMS:
+        raise InvalidValueError(f"a metadata filter may hold up to {MAX_METADATA_TERMS} conditions")
+    return _conjunction(dialect, alias, terms)
+
+
+def _count(terms: Any) -> int:
+    total = 0
+    for term in terms:
+        if isinstance(term, MetadataGroup):
+            total += sum(_count(alternative) for alternative in term.alternatives)
+        else:
+            total += len(term.value) if isinstance(term.value, list | tuple) else 1
+    return total
+
+
+def _conjunction(dialect: Dialect, alias: str, terms: tuple[MetadataTerm, ...]) -> tuple[str, list[Any]]:
+    parts, params = [], []
+    for term in terms:
+        sql, extra = (_group(dialect, alias, term) if isinstance(term, MetadataGroup)
+                      else _metadata_condition(dialect, alias, term))
+        parts.append(sql)
+        params += extra
+    return " AND ".join(f"({part})" for part in parts) or "1 = 1", params
+
+
+def _group(dialect: Dialect, alias: str, group: MetadataGroup) -> tuple[str, list[Any]]:
+    if not group.alternatives:
+        raise InvalidValueError("a metadata $or / $not needs at least one alternative")
+    parts, params = [], []
+    for alternative in group.alternatives:
+        sql, extra = _conjunction(dialect, alias, alternative)
+        parts.append(f"({sql})")
+        params += extra
+    either = " OR ".join(parts)  # IS TRUE: a missing key fails its condition, so NOT holds there
+    return (f"NOT (({either}) IS TRUE)" if group.negate else either), params
+
+
 def _metadata_condition(dialect: Dialect, alias: str, cond: MetadataCondition) -> tuple[str, list[Any]]:
     if not _METADATA_KEY.match(cond.key):
         raise InvalidValueError(f"metadata filter key {cond.key!r} may hold letters, digits, _ - and dots")
+    if cond.op in ("in", "nin"):
+        if not isinstance(cond.value, list | tuple) or not cond.value:
+            raise InvalidValueError(f"${cond.op} on {cond.key!r} needs a non-empty list of values")
+        each = [_metadata_condition(dialect, alias, MetadataCondition(cond.key, "eq" if cond.op == "in" else "ne", v))
+                for v in cond.value]
+        joined = (" OR " if cond.op == "in" else " AND ").join(f"({sql})" for sql, _ in each)
+        return joined, [param for _, params in each for param in params]
+    if cond.op in ("contains", "icontains"):
+        if not isinstance(cond.value, str) or not cond.value:
+            raise InvalidValueError(f"${cond.op} on {cond.key!r} needs a non-empty string")
+        _check_text(cond.value, f"metadata filter on {cond.key!r}")
+        return dialect.contains(alias, cond.key, cond.value, fold=cond.op == "icontains")
+    if cond.op == "exists":
+        if not isinstance(cond.value, bool):
+            raise InvalidValueError(f"$exists on {cond.key!r} needs true or false")
+        return dialect.exists(alias, cond.key, cond.value)
     if cond.op not in _OPERATORS:
         raise InvalidValueError(f"unknown metadata operator {cond.op!r}; use {', '.join(_OPERATORS)}")
     if cond.value is None or isinstance(cond.value, (dict, list)):
@@ -203,9 +279,9 @@ def filter_clause(dialect: Dialect, tenant: str, where: RecordFilter, alias: str
         _check_text(tag, "tag filter")
         parts.append(dialect.has_tag(a))
         params.append(tag)
-    for cond in where.metadata:
-        sql, extra = _metadata_condition(dialect, a, cond)
-        parts.append(sql)
+    if where.metadata:
+        sql, extra = metadata_clause(dialect, a, where.metadata)
+        parts.append(f"({sql})")
         params += extra
     for window in where.time_ranges:
         if window.field not in _TIME_FIELDS:

@@ -13,6 +13,7 @@ import random
 import sqlite3
 import threading
 import time
+import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
@@ -40,8 +41,8 @@ from . import governance_sql as governance
 from . import sqlite_jobs as job_rows
 from . import sqlite_lexical as lexical
 from . import sqlite_rows as rows
-from .base import AuditQuery, OrderBy, RecordFilter, ScoredId, WriteBatch
-from .codec import namespace_from_key, namespace_key, namespace_range
+from .base import AuditQuery, OrderBy, RankFields, RecordFilter, ScoredId, WriteBatch
+from .codec import RANK_COLUMNS, namespace_from_key, namespace_key, namespace_range, rank_fields_from_rows
 from .sql import SQLITE, audit_conditions, check_storable, filter_clause, order_clause
 from .sqlite_migrations import APPLICATION_ID, MIGRATIONS
 from .vector_cache import VectorCache
@@ -50,6 +51,12 @@ T = TypeVar("T")
 _BUSY_RETRIES = 8
 _QUICK_CHECK_MAX_BYTES = 256 * 1024 * 1024  # files up to this size are checked whole when opened for writing
 _PAGE_SIZE = 8192
+_MMAP_MB = 1024
+# What `engram stats` names as the vector read path: the pure-Python one (standard sqlite3 and
+# numpy), on every platform. Scoring a cold scope inside SQLite with sqlite-vec (through an
+# extension-loading binding such as sqlean.py) was measured faster for that first query
+# (docs/BENCHMARKS.md, issue 22) but is not wired in yet.
+READ_PATH = "exact numpy search over a per-scope columnar cache (no SQLite extension needed)"
 
 
 def _rollback(conn: sqlite3.Connection) -> None:
@@ -89,10 +96,11 @@ class SQLiteStore(episodes.EpisodeReads):
 
     def __init__(
         self, path: str | os.PathLike[str], *, busy_timeout_ms: int = 30_000, cache_mb: int = 512,
-        read_only: bool | None = None,
+        read_only: bool | None = None, mmap_mb: int = _MMAP_MB,
     ) -> None:
         """``read_only``: None opens a file this process cannot write read-only (reads
-        work, every write raises ReadOnlyStoreError); True forces it; False never."""
+        work, every write raises ReadOnlyStoreError); True forces it; False never.
+        ``mmap_mb``: how much of the file SQLite reads through a memory map (0: none)."""
         self.path = str(path)
         if self.path != ":memory:":
             self.path = str(Path(self.path).expanduser())
@@ -102,6 +110,7 @@ class SQLiteStore(episodes.EpisodeReads):
         if self.path != ":memory:" and not self.read_only:
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         self._busy_timeout_ms = busy_timeout_ms
+        self._mmap_bytes = max(int(mmap_mb), 0) * 1024 * 1024
         self._local = threading.local()
         self._connections: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
@@ -112,6 +121,9 @@ class SQLiteStore(episodes.EpisodeReads):
         # an empty file that was there before: never silently made into a store (issue 21 item 8)
         self._empty_before = self.path != ":memory:" and os.path.isfile(self.path) and not os.path.getsize(self.path)
         self._vectors = VectorCache(max_bytes=cache_mb * 1024 * 1024)
+        # ":memory:" is one database for all of this store's connections (one per thread),
+        # with SQLite's ordinary locking (the memdb VFS); it lives until the store closes
+        self._memdb = f"file:/engram-{uuid.uuid4().hex}?vfs=memdb"
         self._connection()
         if not self.read_only:
             self._check_not_corrupt()
@@ -155,6 +167,10 @@ class SQLiteStore(episodes.EpisodeReads):
                 # handler: several processes opening it at once must retry
                 self._retry_busy(lambda: conn.execute("PRAGMA journal_mode = WAL").fetchone())
             conn.execute("PRAGMA synchronous = NORMAL")
+            # a cold scope's vectors are read from mapped pages instead of copied through
+            # read(): those pages are the OS page cache's (file-backed, shared, reclaimable),
+            # which benchmarks report apart from the process's own (anonymous) memory
+            conn.execute(f"PRAGMA mmap_size = {self._mmap_bytes}")
             conn.execute("PRAGMA foreign_keys = ON")
             # a purge overwrites what it deletes (issue 11: the right to be forgotten)
             conn.execute("PRAGMA secure_delete = ON")
@@ -169,10 +185,12 @@ class SQLiteStore(episodes.EpisodeReads):
     def _open_connection(self) -> sqlite3.Connection:
         if self.read_only:
             target = f"file:{quote(self.path)}?mode=ro" + ("&immutable=1" if self._immutable else "")
+        elif self.path == ":memory:":  # every thread's connection reaches the same database
+            target = self._memdb
         else:
             target = self.path
         conn = sqlite3.connect(target, timeout=self._busy_timeout_ms / 1000, isolation_level=None,
-                               check_same_thread=False, uri=self.read_only)
+                               check_same_thread=False, uri=self.read_only or self.path == ":memory:")
         conn.row_factory = sqlite3.Row
         return conn
 
@@ -542,9 +560,9 @@ class SQLiteStore(episodes.EpisodeReads):
     def _load_vectors(self, tenant: str, namespace: tuple[str, ...], descendants: bool, model: str):
         if descendants:
             bounds = namespace_range(namespace)
-            namespace_sql, params = (" AND namespace >= ? AND namespace < ?", list(bounds)) if bounds else ("", [])
+            namespace_sql, params = (" AND m.namespace >= ? AND m.namespace < ?", list(bounds)) if bounds else ("", [])
         else:
-            namespace_sql, params = " AND namespace = ?", [namespace_key(namespace)]
+            namespace_sql, params = " AND m.namespace = ?", [namespace_key(namespace)]
         with self._snapshot():  # the scope's vectors and the records they belong to, of one moment
             scopes = lexical.scopes_of(self._read, tenant, namespace, descendants, namespace_key(namespace))
             return lexical.load_vectors(self._read, tenant, model, scopes, namespace_sql, params)
@@ -557,6 +575,20 @@ class SQLiteStore(episodes.EpisodeReads):
             found = lexical.vectors_of(self._read, tenant, model, rest[start : start + 500])
             out.update({key: np.frombuffer(blob, dtype=np.float32) for key, blob in found.items()})
         return out
+
+    def rank_fields(self, tenant: str, ids: Sequence[str], model: str) -> RankFields:
+        # the pool of a search that has just loaded its scope: from the cached columns
+        parts = self._vectors.rank_fields(tenant, model, self._tenant_seq(tenant), ids) if ids else []
+        seen = {key for part in parts for key in part.ids}
+        rest = [key for key in dict.fromkeys(ids) if key not in seen]
+        for start in range(0, len(rest), 500):
+            chunk = rest[start : start + 500]
+            sql = (f"SELECT {', '.join(RANK_COLUMNS)} FROM memories WHERE tenant = ? "
+                   f"AND id IN ({', '.join('?' * len(chunk))})")
+            found = self._read(sql, [tenant, *chunk])
+            if found:
+                parts.append(rank_fields_from_rows(found))
+        return RankFields.concat(parts)
 
     def versions(self, tenant: str, record_id: str) -> list[Version]:
         found = self._read(
@@ -641,7 +673,8 @@ class SQLiteStore(episodes.EpisodeReads):
             audit_events=audits,
             tenants=tenants,
             embedding_models=models,
-            extra={"path": self.path, "bytes_on_disk": size, "schema_version": self.schema_version()},
+            extra={"path": self.path, "bytes_on_disk": size, "schema_version": self.schema_version(),
+                   "read_path": READ_PATH, "mmap_mb": self._mmap_bytes // (1024 * 1024)},
         )
 
     # -- governance (store/governance_sql.py) -------------------------------------------------

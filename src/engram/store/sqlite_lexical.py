@@ -203,25 +203,19 @@ def migrate(conn: sqlite3.Connection) -> None:
 def load_vectors(read: Reader, tenant: str, model: str, scopes: list[tuple[int, int, int]],
                  namespace_sql: str, namespace_params: Sequence[Any]) -> list[tuple]:
     """Rows in vector_cache.LOADED_COLUMNS order for the records of ``scopes`` with a
-    vector of ``model``: the vectors in one range read per scope, the few columns the
-    cache filters on from the records."""
+    vector of ``model``: one read of the scope's records, joined to each one's vector
+    (one row per record: what costs a cold scope is rows through Python, not pages).
+    Unordered: an ORDER BY here sorted 2 MB of vectors in a temporary B-tree (measured
+    ~40 % of a cold load); the cache orders the rows by rowid itself."""
     if not scopes:
         return []
-    vectors: dict[int, bytes] = {}
-    mask = (1 << _DOC_BITS) - 1
-    for scope in scopes:
-        for key, blob in read("SELECT key, embedding FROM memory_vectors WHERE key >= ? AND key < ?",
-                              _scope_bounds(scope[0])):
-            vectors[key & mask] = blob
-    meta = read(
-        "SELECT rowid, id, status, kind, valid_from, valid_to, expires_at FROM memories "
-        f"WHERE tenant = ? AND embedding_model = ?{namespace_sql} ORDER BY rowid", [tenant, model, *namespace_params])
-    out = []
-    for row in meta:
-        blob = vectors.get(row[0])
-        if blob is not None:
-            out.append((row[0], row[1], row[2], row[3], blob, row[4], row[5], row[6]))
-    return out
+    return read(
+        "SELECT m.rowid, m.id, m.status, m.kind, v.embedding, m.valid_from, m.valid_to, m.expires_at, "
+        "m.importance, m.updated_at, m.thread_id FROM memories m "
+        "JOIN scopes s ON s.tenant = m.tenant AND s.namespace = m.namespace "
+        f"JOIN memory_vectors v ON v.key = (s.id << {_DOC_BITS}) | m.rowid "
+        f"WHERE m.tenant = ? AND m.embedding_model = ?{namespace_sql}",
+        [tenant, model, *namespace_params])
 
 
 def vectors_of(read: Reader, tenant: str, model: str, ids: Sequence[str]) -> dict[str, bytes]:

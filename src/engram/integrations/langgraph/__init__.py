@@ -4,6 +4,8 @@
 - ``build_memory_graph``: recall → agent → extract → save, with engram as long-term
   memory and a LangGraph checkpointer as short-term memory.
 - ``default_checkpointer``: SqliteSaver, or PostgresSaver when engram runs on PostgreSQL.
+- ``ScriptedChatModel``: a FAKE chat model playing a script (with ``tool_call`` /
+  ``calls_tools``), to try the graphs offline.
 """
 
 from __future__ import annotations
@@ -15,8 +17,11 @@ __all__ = [
     "EngramItem",
     "EngramSearchItem",
     "EngramStore",
+    "ScriptedChatModel",
     "build_memory_graph",
+    "calls_tools",
     "default_checkpointer",
+    "tool_call",
 ]
 
 _WHERE = {
@@ -26,6 +31,9 @@ _WHERE = {
     "EngramInvalidNamespaceError": "._filters",
     "build_memory_graph": ".graph",
     "default_checkpointer": ".checkpoint",
+    "ScriptedChatModel": ".scripted",
+    "calls_tools": ".scripted",
+    "tool_call": ".scripted",
 }
 
 

@@ -8,7 +8,7 @@ extraction pipeline (``Memory.add``: trigger → extract → gate → reconcile 
 Short-term memory (the thread) is a LangGraph checkpointer.
 
 Governance: the recall id of the block is linked to the answer's message id once the
-model has answered (``Memory.audit.link_answer``: which memories the answer used). A fact an
+model has answered (``memory.audit.link_answer``: which memories the answer used). A fact an
 approval rule holds (a PENDING event) makes the graph stop in ``review`` with
 ``interrupt()``; it continues on ``Command(resume=...)`` (approve / edit / reject, see
 integrations/_approval.py), from any process that has the same checkpointer — the
@@ -45,7 +45,7 @@ WRITTEN = ("ADD", "UPDATE", "SUPERSEDE")
 
 class MemoryGraphState(MessagesState, total=False):
     memory_context: str  # the recalled block for this turn
-    recall_id: str | None  # its recall, linked to the answer (Memory.audit.link_answer)
+    recall_id: str | None  # its recall, linked to the answer (memory.audit.link_answer)
     extracted: int  # how many messages of the thread have gone through extraction
     pending: list[str]  # memories the last extraction wrote
     remembered: list[str]  # the same, once saved to the state

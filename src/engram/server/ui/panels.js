@@ -23,9 +23,9 @@
   }
 
   const text = window.ENGRAM_TEXT;
-  // approvals and reviews (write-accuracy samples): issue 14, for keys with the "review" permission;
+  // approvals and quality samples (write-accuracy samples): issue 14, for keys with the "review" permission;
   // past conversations: GET /v1/threads (issue 13; docs/EPISODES.md).
-  for (const [id, path, permission] of [["approvals", "/v1/approvals", "review"], ["samples", "/v1/reviews", "review"],
+  for (const [id, path, permission] of [["approvals", "/v1/approvals", "review"], ["samples", "/v1/quality/samples", "review"],
                                         ["conversations", "/v1/threads", null]]) {
     engram.registerPanel({ id, path, permission, title: { en: text.en.panels[id], zh: text.zh.panels[id] },
                            render: genericList(path) });

@@ -1,6 +1,8 @@
-"""A chat model that plays a script: each call returns the next AIMessage (or the
-result of a callable given the messages), so real LangGraph / Deep Agents graphs
-run their real tools without a network."""
+"""FAKE chat model for trying engram's LangGraph / Deep Agents integrations offline,
+in tests and in the docs: each call returns the next scripted AIMessage (or the
+result of a callable given the messages), so real graphs run their real tools
+without a network. Use a real chat model (``chat_model_from_env()``, ChatOpenAI …)
+for anything else."""
 
 from __future__ import annotations
 
@@ -14,20 +16,26 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import PrivateAttr
 
+from ...errors import LLMResponseError
+
+__all__ = ["ScriptedChatModel", "calls_tools", "tool_call"]
+
 Step = AIMessage | Callable[[list[BaseMessage]], AIMessage]
 _ids = itertools.count(1)
 
 
-def call(name: str, **args: Any) -> dict[str, Any]:
+def tool_call(name: str, **args: Any) -> dict[str, Any]:
+    """One tool call, as a model's answer carries it."""
     return {"name": name, "args": args, "id": f"call_{next(_ids)}", "type": "tool_call"}
 
 
-def tools(*calls: dict[str, Any]) -> AIMessage:
+def calls_tools(*calls: dict[str, Any]) -> AIMessage:
+    """A model answer that calls these tools (``tool_call(...)`` each)."""
     return AIMessage(content="", tool_calls=list(calls))
 
 
 class ScriptedChatModel(BaseChatModel):
-    """Returns the scripted steps in order; records every prompt it was given."""
+    """FAKE: returns the scripted steps in order; records every prompt it was given."""
 
     script: list[Any]
     _cursor: int = PrivateAttr(default=0)
@@ -52,7 +60,7 @@ class ScriptedChatModel(BaseChatModel):
                   **kwargs: Any) -> ChatResult:
         with self._lock:
             if self._cursor >= len(self.script):
-                raise AssertionError(f"script exhausted after {self._cursor} calls")
+                raise LLMResponseError(f"the scripted chat model's script ran out after {self._cursor} calls")
             step = self.script[self._cursor]
             self._cursor += 1
             self._prompts.append(list(messages))
