@@ -109,7 +109,7 @@ def hostile_requests() -> list[tuple[str, str, dict[str, Any]]]:
         ("POST", "/v1/memories", _json_body('{"content": "x", "metadata": {"k\\u0000": 1}}')),
     ]
     for days in ("1e300", "1e12", "1e6", "99999999999999999999999", "Infinity", "NaN"):
-        out.append(("POST", "/v1/reviews/sample", _json_body(f'{{"days": {days}}}')))
+        out.append(("POST", "/v1/quality/sample", _json_body(f'{{"days": {days}}}')))
     for hours in ("1e300", "1e12"):
         out.append(("GET", "/v1/quality", {"params": {"hours": hours}}))
     big = b'{"content": "' + b"x" * (9 * 1024 * 1024) + b'"}'

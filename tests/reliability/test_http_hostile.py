@@ -49,7 +49,7 @@ def test_a_lone_surrogate_in_a_stored_field_is_a_422(client, body):
 
 @pytest.mark.parametrize("days", ["1e300", "1e12", "99999999999999999999999"])
 def test_sampling_further_back_than_a_date_goes_is_a_422(client, days):
-    answer = _post(client, "/v1/reviews/sample", f'{{"days": {days}}}')
+    answer = _post(client, "/v1/quality/sample", f'{{"days": {days}}}')
     assert answer.status_code == 422, answer.text
 
 

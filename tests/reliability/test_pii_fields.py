@@ -57,7 +57,7 @@ def test_side_fields_pass_the_policy_in_the_files_the_export_and_http(backend_na
             client = TestClient(create_app(memory, api_keys=None, tenant="masked"))
             answers = []
             for path in ("/v1/memories?user=bo&status=active&status=deleted", "/v1/audit?limit=500",
-                         "/v1/threads?user=bo", "/v1/reviews?user=bo"):
+                         "/v1/threads?user=bo", "/v1/quality/samples?user=bo&reviewed=true"):
                 answer = client.get(path)
                 assert answer.status_code == 200, (path, answer.text)
                 answers.append(answer.text)
