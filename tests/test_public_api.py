@@ -41,10 +41,10 @@ def test_every_error_is_an_engram_error():
 
 
 # Memory keeps the everyday verbs; the rest lives on named parts (issue 23). Like
-# PINNED, changing either is a deliberate act.
+# PINNED, changing either is a deliberate act (issue 20's ``profile(scope)`` makes 20).
 EVERYDAY = {
     "open", "close", "add", "remember", "remember_many", "search", "context", "recall", "get", "list", "scan",
-    "update", "supersede", "forget", "restore", "purge", "purge_scope", "history", "stats",
+    "update", "supersede", "forget", "restore", "purge", "purge_scope", "history", "stats", "profile",
 }
 PROPERTIES = {"location", "dialect", "pipeline", "tokenizer"}
 PARTS = {

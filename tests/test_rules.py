@@ -77,7 +77,7 @@ def load_eval() -> ModuleType:
 
 def extract(*texts: str, name: str | None = None) -> list[Candidate]:
     messages = [Message("user", text, id=f"m{i}", name=name) for i, text in enumerate(texts)]
-    return RuleExtractor().extract(messages)
+    return RuleExtractor("patterns").extract(messages)
 
 
 def only(text: str, name: str | None = None) -> Candidate:
@@ -262,34 +262,60 @@ def test_labelled_set_is_big_and_balanced_enough() -> None:
 
 
 def test_precision_and_recall_on_the_labelled_set_hold() -> None:
+    """The patterns alone (the figures of this module's docstring)."""
     evaluation = load_eval()
-    score = evaluation.score_labelled(evaluation.load_labelled(LABELLED))
+    score = evaluation.score_labelled(evaluation.load_labelled(LABELLED), RuleExtractor("patterns"))
     slices = {"all": score.overall, **score.by_lang}
     for name, tally in slices.items():
         assert tally.precision >= PRECISION_FLOOR[name], (name, tally, score.misses)
         assert tally.recall >= RECALL_FLOOR[name], (name, tally, score.misses)
 
 
+def test_the_default_extractor_keeps_the_labelled_items() -> None:
+    """Patterns and keeper together (the default): measured 0.875 precision / 0.960 recall
+    here, where a kept statement beside a finding, or a true statement the labels do not
+    list, counts as a false positive (this set requires the labelled kind and key terms)."""
+    evaluation = load_eval()
+    score = evaluation.score_labelled(evaluation.load_labelled(LABELLED), RuleExtractor())
+    for name, tally in {"all": score.overall, **score.by_lang}.items():
+        assert tally.precision >= 0.84 and tally.recall >= 0.93, (name, tally)
+
+
 def test_facts_land_in_their_labelled_slots() -> None:
     """Reconcile supersedes by (kind, category): a change in another category would pile up instead."""
     evaluation = load_eval()
-    score = evaluation.score_labelled(evaluation.load_labelled(LABELLED))
+    score = evaluation.score_labelled(evaluation.load_labelled(LABELLED), RuleExtractor("patterns"))
     assert score.slots.labelled >= 100
     for name, slots in {"all": score.slots, **score.slots_by_lang}.items():
         assert slots.agreement >= SLOT_AGREEMENT_FLOOR, (name, slots, [m for m in score.misses if m["slot_misses"]])
 
 
-@pytest.mark.skipif(not LOCOMO.exists(), reason="LoCoMo data not present")
-def test_locomo_observation_coverage_holds() -> None:
+def locomo_figures(mode: str) -> dict[str, float]:
     evaluation = load_eval()
     total = evaluation.Coverage()
-    for coverage in evaluation.locomo_coverage(LOCOMO).values():
+    for coverage in evaluation.locomo_coverage(LOCOMO, RuleExtractor(mode)).values():
         total.add(coverage)
-    figures = total.as_dict()
     assert total.facts == 1487
+    return total.as_dict()
+
+
+@pytest.mark.skipif(not LOCOMO.exists(), reason="LoCoMo data not present")
+def test_locomo_observation_coverage_holds_for_the_patterns() -> None:
+    figures = locomo_figures("patterns")
     assert figures["turn_coverage_raw"] >= 0.45
     assert figures["turn_coverage_gated"] >= 0.40
     assert figures["gated_on_evidence_turn_share"] >= 0.72
+
+
+@pytest.mark.skipif(not LOCOMO.exists(), reason="LoCoMo data not present")
+def test_locomo_observation_coverage_of_the_default_extractor() -> None:
+    """The keeper (default ``both``) keeps what is not plainly something else: it covers nearly every
+    gold observation's turn, and LoCoMo's narrative chat means it also keeps many turns nobody
+    annotated, so its share of candidates on evidence turns is lower than the patterns' (0.535 vs
+    0.787, recorded in docs/benchmarks/extraction.md)."""
+    figures = locomo_figures("both")
+    assert figures["turn_coverage_gated"] >= 0.90
+    assert figures["gated_on_evidence_turn_share"] >= 0.50
 
 
 # --- classes found on the second fresh held-out set (tests/data/extraction_heldout2.jsonl) ---------

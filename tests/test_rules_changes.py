@@ -25,7 +25,7 @@ from engram.store.sqlite import SQLiteStore
 
 
 def extract(text: str) -> list[Candidate]:
-    return RuleExtractor().extract([Message("user", text, id="m0")])
+    return RuleExtractor("patterns").extract([Message("user", text, id="m0")])
 
 
 def only(text: str) -> Candidate:

@@ -154,6 +154,7 @@ class AsyncMemory(AsyncFace[Memory]):
     remember_many = off_thread(Memory.remember_many)
     search = off_thread(Memory.search)
     context = off_thread(Memory.context)
+    profile = off_thread(Memory.profile)
     recall = off_thread(Memory.recall)
     get = off_thread(Memory.get)
     list = off_thread(Memory.list)

@@ -24,6 +24,10 @@ class Settings(BaseSettings):
     extractor: Literal["rules", "llm"] = Field(
         "rules", description="rules: the embedded extractor; llm: OPENAI_BASE_URL / OPENAI_API_KEY / LLM_MODEL"
     )
+    rules: Literal["both", "patterns", "keeper"] = Field(
+        "both", description="the embedded extractor: patterns for known statements and the keeper for the rest "
+        "(both), or either alone (pipeline/rules)"
+    )
     max_content_chars: int = Field(8000, gt=0)
     # input limits (engram/limits.py): a write over one is refused with a typed error, nothing written
     max_metadata_bytes: int = Field(256 * 1024, gt=0, description="metadata size as compact UTF-8 JSON")
@@ -68,6 +72,12 @@ class Settings(BaseSettings):
         None, ge=0, le=1, description="cosine a hit needs to pass the floor by meaning (None: the embedder's "
         "calibrated value; none for uncalibrated embedders)"
     )
+    profile_share: float = Field(
+        0.5, ge=0, le=1, description="share of context()'s budget the user's profile may take, given first "
+        "whatever the query (search/profile.py); 0 turns the profile off"
+    )
+    profile_scan: int = Field(500, gt=0, description="how many of a scope's most important memories are "
+                              "considered for its profile")
     floor_overlap: float = Field(DEFAULT_OVERLAP, ge=0, le=1, description="share of content terms a hit needs "
                                  "to pass the floor by words")
     busy_timeout_ms: int = Field(30_000, ge=0)

@@ -39,6 +39,7 @@ from .model import (
     Scope,
     SearchHit,
     Sensitivity,
+    Signals,
     Source,
     Stats,
     Status,
@@ -51,9 +52,10 @@ from .operations import DEFAULT_ACTOR, Jobs, Maintenance, Scopes, Transfer, tena
 from .pii import PIIPolicies, PIIPolicy
 from .pipeline import jobs
 from .pipeline.messages import normalize_messages
-from .pipeline.run import AddResult, AddRun, Pipeline, PipelineSettings
+from .pipeline.run import EXTRACTED_BY, AddResult, AddRun, Pipeline, PipelineSettings
 from .replies import link_replies, threads_to_look_up
 from .search.context import ContextBlock, build_context
+from .search.profile import profile_members, rank_profile
 from .search.retrieve import Retriever, retrieve
 from .search.store_terms import RebuildLease, StoreTerms, store_terms
 from .search.tokenize import Tokenizer
@@ -230,11 +232,12 @@ class Memory:
         reconcile → write (one transaction). With ``background=True`` it returns at
         once with a job id; a worker (started on demand in this process, or
         `engram worker`) does the rest. The turns are kept in their thread too
-        (``threads.search``) unless ``settings.episodes`` is off."""
+        (``threads.search``) unless ``settings.episodes`` is off, marked as extracted
+        here, so consolidation never extracts them a second time."""
         check_scope(scope)
         turns = normalize_messages(messages, message_ids)
         self.core.limits.check_turns([turn.content for turn in turns])  # nothing kept, nothing sent to a model
-        self.threads._keep(turns, scope, thread_id, {"surface": actor})
+        self.threads._keep(turns, scope, thread_id, {"surface": actor}, turn_metadata={EXTRACTED_BY: "add"})
         if not background:
             return AddRun(self.core, self.pipeline, scope, thread_id, actor).run(turns, force=force)
         job = jobs.enqueue(self.core, turns, scope, thread_id, actor, force)
@@ -253,7 +256,8 @@ class Memory:
                 llm = OpenAICompatibleLLM.from_env(
                     timeout=self.settings.llm_timeout_s, deadline_s=self.settings.llm_deadline_s,
                     max_retry_after_s=self.settings.llm_max_retry_after_s)
-            self._pipeline = Pipeline.default(llm, PipelineSettings(add_deadline_s=self.settings.add_deadline_s))
+            self._pipeline = Pipeline.default(llm, PipelineSettings(add_deadline_s=self.settings.add_deadline_s),
+                                              rules=self.settings.rules)
         return self._pipeline
 
     def update(
@@ -455,20 +459,25 @@ class Memory:
         as_of: datetime | None = None,
     ) -> ContextBlock:
         """The block to inject into a prompt, from one scope or several (e.g. user +
-        org). Hits below the relevance floor (``Settings.relevance_floor``: neither
-        sharing words with the query nor close in meaning) are left out and counted
-        in ``below_floor``, so an unrelated question gets an empty block. Which
-        memories served it is written to the audit, and the block's ``recall_id``
-        links the answer later (``audit.link_answer``). ``as_of``: the memories valid at that
-        moment (see ``search``)."""
+        org): the user's profile first (``profile``: who they are, constraints,
+        standing rules and preferences — whatever the query's words), within
+        ``Settings.profile_share`` of the budget, then what the query recalls. Recalled
+        hits below the relevance floor (``Settings.relevance_floor``: neither sharing
+        words with the query nor close in meaning) are left out and counted in
+        ``below_floor``; the floor never drops a profile memory. Which memories served
+        it is written to the audit, and the block's ``recall_id`` links the answer
+        later (``audit.link_answer``). ``as_of``: the memories valid at that moment (see ``search``)."""
         check_count(budget_tokens, "budget_tokens")
         scopes = [scope] if isinstance(scope, Scope) else list(scope)
         started = time.perf_counter()
         hits = [hit for s in scopes for hit in self.search(query, s, k=k, min_score=min_score, as_of=as_of)]
         hits.sort(key=lambda hit: (-hit.score, hit.record.id))
+        profile = self._profile_hits(scopes, hits, as_of)
         floor = self.settings.floor(self.embedder.name)
         above, below = floor.split(hits) if floor is not None else (hits, [])
-        block = replace(build_context(above, query, budget_tokens, language), below_floor=len(below))
+        block = build_context(above, query, budget_tokens, language, profile=profile,
+                              profile_share=self.settings.profile_share)
+        block = replace(block, below_floor=sum(hit.record.id not in block.profile for hit in below))
         if self._records_recalls:
             detail = {key: value for key, value in (("answer_id", answer_id), ("thread_id", thread_id)) if value}
             latency_ms = (time.perf_counter() - started) * 1000
@@ -476,6 +485,28 @@ class Memory:
                 s.tenant for s in scopes)), latency_ms=latency_ms)
             block = replace(block, recall_id=recall_id)
         return block
+
+    def profile(self, scope: Scope | Sequence[Scope], *, as_of: datetime | None = None) -> list[MemoryRecord]:
+        """The user's profile, best first: what ``context`` gives whatever the query —
+        pinned memories, then constraints (health, diet, budgets), identity (name, home,
+        work, family), standing rules and preferences, other durable facts
+        (search/profile.py). Pin a memory in or out with ``update(id, scope, pinned=…)``."""
+        scopes = [scope] if isinstance(scope, Scope) else list(scope)
+        return [hit.record for hit in self._profile_hits(scopes, [], as_of)]
+
+    def _profile_hits(self, scopes: Sequence[Scope], hits: Sequence[SearchHit], as_of: datetime | None,
+                      ) -> list[SearchHit]:
+        """The profile of the scopes as hits ranked for this query (a recalled hit keeps its signals)."""
+        if self.settings.profile_share <= 0:
+            return []
+        for s in scopes:
+            check_scope(s)
+        moment = self.clock.now() if as_of is None else _as_of(as_of)
+        recalled = {hit.record.id: hit for hit in hits}
+        members = [r for s in scopes for r in profile_members(self.store, s, moment, scan=self.settings.profile_scan,
+                                                              as_of=as_of is not None)]
+        ranked = rank_profile(members, {i: hit.score for i, hit in recalled.items()})
+        return [recalled.get(e.record.id) or SearchHit(seen_at(e.record, moment), 0.0, Signals()) for e in ranked]
 
     def recall(
         self,

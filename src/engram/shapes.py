@@ -140,7 +140,7 @@ def history_data(versions: Iterable[Version]) -> JSON:
 
 def context_data(block: ContextBlock) -> JSON:
     return {"text": block.text, "tokens": block.tokens, "dropped": block.dropped, "below_floor": block.below_floor,
-            "hits": [hit_data(h) for h in block.hits], "recall_id": block.recall_id}
+            "hits": [hit_data(h) for h in block.hits], "profile": list(block.profile), "recall_id": block.recall_id}
 
 
 def memory_block(records: Sequence[MemoryRecord], language: str = "en") -> str:

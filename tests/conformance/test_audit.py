@@ -68,3 +68,10 @@ def test_recalls_are_audited_and_counted(memory, alice):
     touched = memory.get(record.id, alice)
     assert touched.access_count == 1 and touched.last_accessed_at == memory.clock.now()
     assert touched.version == 1  # a read that counts is not a new version
+
+
+def test_the_latest_events_newest_first(memory, alice):
+    written = [memory.remember(f"fact {i}", alice).id for i in range(4)]
+    latest = memory.audit.list(alice, limit=2, newest_first=True)
+    assert [e.record_id for e in latest] == written[:1:-1]  # the last two, the newest first
+    assert [e.record_id for e in memory.audit.list(alice, limit=2)] == written[:2]  # default: the oldest, in order

@@ -83,6 +83,7 @@ def test_openapi_lists_every_route_with_auth_and_error_shapes(client):
         ("/v1/purge", "post"), ("/v1/search", "post"), ("/v1/context", "post"), ("/v1/add", "post"),
         ("/v1/jobs", "get"), ("/v1/audit", "get"), ("/v1/stats", "get"), ("/v1/export", "get"),
         ("/v1/import", "post"), ("/healthz", "get"), ("/v1/me", "get"), ("/v1/namespaces", "get"),
+        ("/v1/profile", "get"),
         # governance (docs/GOVERNANCE.md, tests/server/test_http_governance.py)
         ("/v1/approvals", "get"), ("/v1/approvals/{pending_id}", "get"),
         ("/v1/approvals/{pending_id}/approve", "post"), ("/v1/approvals/{pending_id}/reject", "post"),

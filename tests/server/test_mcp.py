@@ -17,7 +17,7 @@ from engram.pipeline.run import Pipeline
 from engram.server.mcp import create_mcp_server
 from engram.store.sqlite import SQLiteStore
 
-TOOLS = {"remember", "search", "context", "add", "search_past_conversations", "forget", "history", "answered"}
+TOOLS = {"remember", "search", "context", "add", "search_past_conversations", "forget", "history", "answered", "profile"}
 SCOPE_WORDS = {"tenant", "user", "namespace", "scope", "agent", "org"}
 
 
@@ -57,7 +57,7 @@ def test_tools_are_listed_and_none_takes_a_scope(mem, alice):
     assert {t.name for t in tools} == TOOLS
     for tool in tools:
         assert tool.description and not SCOPE_WORDS & set(tool.input_schema["properties"]), tool.name
-    assert [str(r.uri) for r in resources] == ["engram://memory"]
+    assert sorted(str(r.uri) for r in resources) == ["engram://memory", "engram://profile"]
 
 
 def test_remember_search_context_forget_history_round_trip(mem, alice):

@@ -60,6 +60,18 @@ def seed(memory: Memory) -> dict[str, str]:
     return {"tea": tea.id}
 
 
+def serve(app) -> tuple[str, uvicorn.Server, threading.Thread]:
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.bind(("127.0.0.1", 0))
+    uv = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+    thread = threading.Thread(target=uv.run, kwargs={"sockets": [listener]}, daemon=True)
+    thread.start()
+    while not uv.started:
+        assert thread.is_alive(), "uvicorn stopped before it started"
+        time.sleep(0.02)
+    return f"http://127.0.0.1:{listener.getsockname()[1]}", uv, thread
+
+
 @pytest.fixture(scope="module")
 def server() -> Iterator[tuple[str, dict[str, str], Memory]]:
     saved = os.environ.get("ENGRAM_ENCRYPTION_KEY")
@@ -68,17 +80,8 @@ def server() -> Iterator[tuple[str, dict[str, str], Memory]]:
     memory = Memory(SQLiteStore(str(Path(folder) / "ui.db")), embedder=FakeHashEmbedder(), clock=FakeClock(),
                     settings=Settings(auto_worker=False))
     ids = seed(memory)
-    app = create_app(memory, api_keys={KEY: "acme[reveal]"})  # the key may reveal (audited): issue 14
-    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    listener.bind(("127.0.0.1", 0))
-    port = listener.getsockname()[1]
-    uv = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
-    thread = threading.Thread(target=uv.run, kwargs={"sockets": [listener]}, daemon=True)
-    thread.start()
-    while not uv.started:
-        assert thread.is_alive(), "uvicorn stopped before it started"
-        time.sleep(0.02)
-    yield f"http://127.0.0.1:{port}", ids, memory
+    base, uv, thread = serve(create_app(memory, api_keys={KEY: "acme[reveal]"}))  # the key may reveal (audited)
+    yield base, ids, memory
     uv.should_exit = True
     thread.join()
     memory.close()
@@ -149,6 +152,17 @@ def sign_in(driver) -> None:
     by_id(driver, "key-input").send_keys(KEY)
     by_id(driver, "key-form").submit()
     wait(driver, lambda d: by_id(d, "tenant").text.startswith("tenant: acme"))
+
+
+def open_the_one_memory(driver, base: str, namespace: str, content: str) -> None:
+    """Sign in, pick a namespace that holds one memory with personal data, open it."""
+    driver.set_window_size(1280, 800)
+    open_page(driver, base)
+    sign_in(driver)
+    pick_namespace(driver, namespace)
+    wait(driver, lambda d: rows(d) == [content])
+    by_id(driver, "memory-row", many=True)[0].click()
+    wait(driver, visible("pii-note"))
 
 
 def test_list_search_open_forget_history(server, browser):
@@ -229,13 +243,7 @@ def test_list_search_open_forget_history(server, browser):
 def test_personal_data_is_masked_until_revealed(server, browser):
     base, _, _ = server
     driver = browser
-    driver.set_window_size(1280, 800)
-    open_page(driver, base)
-    sign_in(driver)
-    pick_namespace(driver, "users / carl")
-    wait(driver, lambda d: rows(d) == ["Reach Carl at [EMAIL] or [PHONE#1]"])
-    by_id(driver, "memory-row", many=True)[0].click()
-    wait(driver, visible("pii-note"))
+    open_the_one_memory(driver, base, "users / carl", "Reach Carl at [EMAIL] or [PHONE#1]")
     assert by_id(driver, "detail-content").text == "Reach Carl at [EMAIL] or [PHONE#1]"
     assert "carl@example.com" not in driver.page_source and PHONE not in driver.page_source
     shot(driver, "masked-desktop")
@@ -280,36 +288,147 @@ def test_api_docs_render_without_the_internet(server, browser):
     assert loaded and all(url.startswith(base) for url in loaded), loaded
 
 
-def test_panels_appear_only_when_the_server_offers_them(tmp_path, browser):
+@pytest.fixture
+def reviewing(tmp_path) -> Iterator[tuple[str, Memory]]:
+    """A single-tenant server (its one caller may review) holding two org writes for a
+    reviewer, a sampled write and a past conversation."""
     from engram import PendingApprovalError
     from engram.governance.rules import ApprovalRule, ApprovalRules
 
     rules = ApprovalRules((ApprovalRule("org memory", namespaces=("orgs/*",)),))
-    with Memory(SQLiteStore(str(tmp_path / "p.db")), embedder=FakeHashEmbedder(), approvals=rules) as memory:
+    memory = Memory(SQLiteStore(str(tmp_path / "p.db")), embedder=FakeHashEmbedder(), approvals=rules,
+                    settings=Settings(auto_worker=False))
+    for text in ("Remember Ana's allergy", "Offices close at 6pm"):
         with pytest.raises(PendingApprovalError):  # held for a reviewer: GET /v1/approvals lists it
-            memory.remember("Remember Ana's allergy", Scope.for_org("acme", "acme"))
-        memory.threads.record(["My printer shows E42"], Scope("acme"), thread_id="printer-help")
-        app = create_app(memory, api_keys=None, tenant="acme")  # single-tenant: the caller may review
+            memory.remember(text, Scope.for_org("acme", "acme"))
+    memory.remember("Ana takes the 8:10 train", ANA)
+    memory.threads.record([{"role": "user", "content": "My printer shows E42"},
+                           {"role": "assistant", "content": "Turn it off and on again."}], ANA,
+                          thread_id="printer-help")
+    base, uv, thread = serve(create_app(memory, api_keys=None, tenant="acme"))
+    yield base, memory
+    uv.should_exit = True
+    thread.join()
+    memory.close()
 
-        listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        listener.bind(("127.0.0.1", 0))
-        uv = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
-        thread = threading.Thread(target=uv.run, kwargs={"sockets": [listener]}, daemon=True)
-        thread.start()
-        while not uv.started:
-            assert thread.is_alive(), "uvicorn stopped before it started"
-            time.sleep(0.02)
-        try:
-            browser.get(f"http://127.0.0.1:{listener.getsockname()[1]}/ui/?lang=en")
-            tab = wait(browser, visible("panel-approvals"))
-            assert tab.text == "Approvals" and by_id(browser, "panel-samples").text == "Write accuracy"
-            conversations = by_id(browser, "panel-conversations")  # GET /v1/threads (issue 13)
-            assert conversations.text == "Past conversations"
-            conversations.click()
-            wait(browser, lambda d: "printer-help" in by_id(d, "tab-conversations").text)
-            tab.click()
-            wait(browser, lambda d: "Remember Ana's allergy" in by_id(d, "tab-approvals").text)
-            assert "status: pending" in by_id(browser, "tab-approvals").text
-        finally:
-            uv.should_exit = True
-            thread.join()
+
+def open_panel(driver, base: str, panel: str, lang: str) -> None:
+    driver.set_window_size(1280, 800)
+    driver.get(f"{base}/ui/?lang={lang}")
+    wait(driver, visible(f"panel-{panel}")).click()
+
+
+def test_panels_appear_only_when_the_server_offers_them(reviewing, browser):
+    base, _ = reviewing
+    browser.set_window_size(1280, 800)
+    browser.get(f"{base}/ui/?lang=en")
+    tab = wait(browser, visible("panel-approvals"))
+    assert tab.text == "Approvals" and by_id(browser, "panel-samples").text == "Write accuracy"
+    assert by_id(browser, "panel-conversations").text == "Past conversations"  # GET /v1/threads (issue 13)
+
+
+def test_a_reviewer_approves_edits_and_rejects_held_writes(reviewing, browser):
+    base, memory = reviewing
+    driver = browser
+    open_panel(driver, base, "approvals", "en")
+    wait(driver, lambda d: len(by_id(d, "pending", many=True)) == 2)
+    card = next(c for c in by_id(driver, "pending", many=True) if "Offices close at 6pm" in c.text)
+    assert "org memory" in card.text and "proposed by app" in card.text
+    card.find_element(By.CSS_SELECTOR, "[data-testid='approve']").click()  # no reason: refused
+    wait(driver, lambda d: "Say why" in by_id(d, "toast").text)
+    content = card.find_element(By.CSS_SELECTOR, "[data-testid='decide-content']")
+    content.clear()
+    content.send_keys("Offices close at 18:00")
+    card.find_element(By.CSS_SELECTOR, "[data-testid='decide-reason']").send_keys("24-hour clock")
+    card.find_element(By.CSS_SELECTOR, "[data-testid='approve']").click()
+    wait(driver, lambda d: len(by_id(d, "pending", many=True)) == 1)
+    shot(driver, "approvals-desktop")
+    last = by_id(driver, "pending", many=True)[0]
+    last.find_element(By.CSS_SELECTOR, "[data-testid='decide-reason']").send_keys("not a company fact")
+    last.find_element(By.CSS_SELECTOR, "[data-testid='reject']").click()
+    wait(driver, lambda d: by_id(d, "panel-empty").text == "No change waits for a reviewer.")
+    org = Scope.for_org("acme", "acme")
+    assert [r.content for r in memory.list(org).items] == ["Offices close at 18:00"]
+    decided = {p.record.content: p for p in memory.approvals.list(Scope("acme"), status=None)}
+    assert decided["Offices close at 6pm"].decision_reason == "24-hour clock"
+    assert decided["Remember Ana's allergy"].status.value == "rejected"
+    assert decided["Remember Ana's allergy"].decision_reason == "not a company fact"
+    assert decided["Remember Ana's allergy"].decided_by.startswith("http")  # the key that decided
+
+
+def test_a_reviewer_judges_sampled_writes(reviewing, browser):
+    base, memory = reviewing
+    driver = browser
+    open_panel(driver, base, "samples", "en")
+    wait(driver, visible("queue-sample")).click()
+    wait(driver, lambda d: any("Ana takes the 8:10 train" in c.text for c in by_id(d, "sample", many=True)))
+    card = next(c for c in by_id(driver, "sample", many=True) if "Ana takes the 8:10 train" in c.text)
+    card.find_element(By.CSS_SELECTOR, "[data-testid='decide-reason']").send_keys("it is the 8:40")
+    card.find_element(By.CSS_SELECTOR, "[data-testid='verdict-wrong']").click()
+    wait(driver, lambda d: not any("Ana takes the 8:10 train" in c.text for c in by_id(d, "sample", many=True)))
+    [judged] = memory.quality.list(Scope("acme"), reviewed=True)
+    assert (judged.sample.verdict.value, judged.sample.note) == ("wrong", "it is the 8:40")
+
+
+def test_past_conversations_are_grouped_by_thread(reviewing, browser):
+    base, _ = reviewing
+    driver = browser
+    open_panel(driver, base, "conversations", "zh")
+    thread = wait(driver, lambda d: next((t for t in by_id(d, "thread", many=True) if "printer-help" in t.text), None))
+    assert "2 轮" in thread.text and "users / ana" in thread.text
+    thread.find_element(By.CSS_SELECTOR, "[data-testid='thread-open']").click()
+    wait(driver, lambda d: len(by_id(d, "turn", many=True)) == 2)
+    said = [t.text for t in by_id(driver, "turn", many=True)]
+    assert said[0].startswith("用户") and "My printer shows E42" in said[0]
+    assert said[1].startswith("助手") and "Turn it off and on again." in said[1]
+    shot(driver, "conversations-zh")
+
+
+def test_the_first_screen_shows_the_tenant_and_what_happened(server, browser):
+    base, _, _ = server
+    driver = browser
+    driver.set_window_size(1280, 800)
+    open_page(driver, base)
+    sign_in(driver)
+    wait(driver, visible("overview"))
+    users = wait(driver, lambda d: by_id(d, "overview-users", many=True))[0].text
+    assert all(name in users for name in ("ana", "bob", "carl", "张三"))
+    assert "concierge" in by_id(driver, "overview-agents").text
+    activity = wait(driver, lambda d: by_id(d, "activity").text)
+    assert "create" in activity and "recall" in activity
+    assert not by_id(driver, "empty", many=True)  # not "No memories here."
+    shot(driver, "overview-desktop")
+    next(b for b in by_id(driver, "pick-scope", many=True) if b.text == "ana").click()
+    wait(driver, lambda d: len(rows(d)) == 3)
+    assert by_id(driver, "overview").get_attribute("hidden") is not None
+
+
+def test_chinese_labels_for_what_engram_wrote(server, browser):
+    base, _, memory = server
+    memory.add("I work at Contoso as a designer.", Scope.for_user("acme", "dora"), force=True)  # the pipeline writes
+    driver = browser
+    driver.set_window_size(1280, 800)
+    open_page(driver, base, "lang=zh")
+    wait(driver, visible("key-form"))
+    by_id(driver, "key-input").send_keys(KEY)
+    by_id(driver, "key-form").submit()
+    wait(driver, lambda d: by_id(d, "tenant").text.startswith("租户: acme"))
+    wait(driver, lambda d: "创建" in by_id(d, "activity").text)
+    pick_namespace(driver, "users / dora")
+    wait(driver, lambda d: len(rows(d)) >= 1)
+    by_id(driver, "memory-row", many=True)[0].click()
+    wait(driver, visible("detail"))
+    [version] = by_id(driver, "version", many=True)
+    assert "创建" in version.text and "抽取流水线" in version.text and "没有相似的记忆" in version.text
+    assert "create" not in by_id(driver, "audit").text and "pipeline" not in by_id(driver, "audit").text
+    shot(driver, "detail-zh")
+
+
+def test_no_reveal_button_for_what_was_masked_when_written(server, browser):
+    base, _, memory = server
+    memory.remember("Write to [EMAIL] for invoices", Scope.for_user("acme", "erin"), sensitivity="personal")
+    driver = browser
+    open_the_one_memory(driver, base, "users / erin", "Write to [EMAIL] for invoices")
+    note = by_id(driver, "pii-note")
+    assert "masked when it was written" in note.text
+    assert not by_id(driver, "reveal", many=True)  # the key may reveal, but nothing is stored to reveal

@@ -20,6 +20,7 @@ from ..shapes import (
     page_data,
     purged_data,
     record_data,
+    records_data,
     stats_data,
 )
 from .common import (
@@ -161,6 +162,24 @@ def context_cmd(
         print_json(context_data(block))
     else:
         say(block.text or f"(no relevant memories in {scope})")
+
+
+@app.command("profile")
+def profile_cmd(
+    db: DbOption = None, tenant: TenantOption = "default", user: UserOption = None, agent: AgentOption = None,
+    ns: NsOption = None, json_out: JsonOption = False,
+) -> None:
+    """The user's profile: what `context` always gives first (pin or unpin with PATCH /v1/memories/{id})."""
+    scope = run(lambda: scope_from(tenant, user, agent, ns))
+    with opened(db) as memory:
+        records = run(lambda: memory.profile(scope))
+    if json_out:
+        print_json(records_data(records))
+        return
+    if not records:
+        say(f"no profile memories in {scope}")
+        return
+    console.print(records_table(records))
 
 
 @app.command("list")

@@ -23,7 +23,8 @@ def outcome_command(
     = "dev,heldout",
     lang: Annotated[str, typer.Option(help="en, zh or en,zh")] = "en,zh",
     facts: Annotated[str, typer.Option(help="extracted (through add()), given (remember/supersede/forget), "
-                                            "or both")] = "extracted,given",
+                                            "turns (every user turn kept verbatim: the baseline), comma-separated")]
+    = "extracted,given,turns",
     budget: Annotated[int, typer.Option(help="Token budget of each context() block")] = 400,
     utterances: Annotated[bool, typer.Option(help="Also score the fresh single utterances, changes and forgets")]
     = True,
@@ -50,7 +51,7 @@ def outcome_command(
     console = Console()
 
     def build() -> OutcomeConfig:
-        modes = cast(tuple[Mode, ...], _choices(facts.replace("both", "extracted,given"), MODES, "--facts"))
+        modes = cast(tuple[Mode, ...], _choices(facts, MODES, "--facts"))
         return OutcomeConfig(splits=_choices(split, SPLITS, "--split"), languages=_choices(lang, LANGUAGES, "--lang"),
                              modes=modes, budget_tokens=budget, utterances=utterances,
                              settings=key_values(setting), data=data, out=out)

@@ -30,7 +30,7 @@ from ..governance.values import GovernanceWrites
 from ..llm.base import LLM, TokenUsage
 from ..maintenance import duplicates_in
 from ..model import Message, Operation, Scope
-from ..pipeline.run import AddEvent, AddRun, Pipeline
+from ..pipeline.run import EXTRACTED_BY, AddEvent, AddRun, Pipeline
 from ..store.base import AuditDraft, Holding, RecordFilter
 from .agent import ConsolidationAgent
 
@@ -159,10 +159,10 @@ class Consolidator:
                 actor=ACTOR, operation=Operation.EXTRACT, at=now, namespace=scope.namespace,
                 detail={"extractor": "agent", "events": dict(Counter(d.operation for d in extracted)),
                         "prompt_tokens": usage.prompt_tokens, "completion_tokens": usage.completion_tokens}))
-        elif turns:
-            threads = {t.thread_id for t in turns}
+        elif fresh := [t for t in turns if t.metadata.get(EXTRACTED_BY) != "add"]:  # add() extracted the rest
+            threads = {t.thread_id for t in fresh}
             run = AddRun(deferred, self.pipeline(), scope, next(iter(threads)) if len(threads) == 1 else None, ACTOR)
-            result = run.run([_message(t) for t in turns], force=True)
+            result = run.run([_message(t) for t in fresh], force=True)
             extracted, usage = [_diff(e) for e in result.events], result.usage
         episode_admitted, episode_diff, links, episode_usage = self._episodes(scope, now)
         touched = {c.id for a in (*deferred.admitted, *episode_admitted) for c in (a.change.record,

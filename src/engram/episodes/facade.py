@@ -47,13 +47,14 @@ class Threads:
         return self._keep(turns, scope, thread_id, metadata)
 
     def _keep(
-  self, turns: Sequence[Message], scope: Scope, thread_id: str | None, metadata: Mapping[str, Any] | None,
+        self, turns: Sequence[Message], scope: Scope, thread_id: str | None, metadata: Mapping[str, Any] | None,
+        turn_metadata: Mapping[str, Any] | None = None,
     ) -> str | None:
         """Turns already normalized (``add()`` has them) kept in their thread."""
         if not self._settings.episodes:
             return None
         return record_turns(self._core, turns, scope, thread_id, idle_gap=idle_gap(self._settings),
-                            metadata=metadata)
+                            metadata=metadata, turn_metadata=turn_metadata)
 
     def _stored_id(self, thread_id: str, scope: Scope) -> str:
         """A thread id as it was stored: what the PII policy masks, masked the same way."""

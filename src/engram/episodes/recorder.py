@@ -20,11 +20,12 @@ AUTO_PREFIX = "auto-"
 
 def record_turns(
     core: WriteCore, messages: Sequence[Message], scope: Scope, thread_id: str | None, *,
-    idle_gap: timedelta, metadata: Mapping[str, Any] | None = None,
+    idle_gap: timedelta, metadata: Mapping[str, Any] | None = None, turn_metadata: Mapping[str, Any] | None = None,
 ) -> str:
     """Store the turns in their thread (one transaction) and return the thread id.
     Without a thread id the turns continue the scope's last automatic thread unless it
-    has been idle longer than ``idle_gap``; then a new one starts."""
+    has been idle longer than ``idle_gap``; then a new one starts. ``metadata`` goes on
+    the thread and its turns, ``turn_metadata`` on these turns only."""
     if thread_id is not None:
         check_label(thread_id, "thread_id")
     if not messages:
@@ -36,7 +37,7 @@ def record_turns(
     extra = dict(metadata or {})
     drafts = tuple(
         TurnDraft(scope.namespace, thread, m.role, m.content, utc(m.at) if m.at is not None else now,
-                  message_id=m.id, name=m.name, metadata=extra)
+                  message_id=m.id, name=m.name, metadata={**extra, **(turn_metadata or {})})
         for m in messages if m.content.strip()
     )
     if drafts:

@@ -89,12 +89,13 @@ class Audit(Part):
 
     def list(
         self, scope: Scope, *, record_id: str | None = None, operation: Operation | str | None = None,
-        since: datetime | None = None, limit: int = 100,
+        since: datetime | None = None, limit: int = 100, newest_first: bool = False,
     ) -> builtins.list[AuditEvent]:
-        """Audit events of a scope and below it, oldest first."""
+        """Audit events of a scope and below it, oldest first (``newest_first``: the
+        latest ``limit``, newest first)."""
         check_scope(scope)
         op = parse_enum(Operation, operation, "operation") if operation is not None else None
-        events = self._core.store.audit(scope.tenant, AuditQuery(record_id, op, since, limit))
+        events = self._core.store.audit(scope.tenant, AuditQuery(record_id, op, since, limit, bool(newest_first)))
         return [e for e in events if e.namespace[: len(scope.namespace)] == scope.namespace]
 
     def why(self, record_id: str, scope: Scope) -> Provenance:

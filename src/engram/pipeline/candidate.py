@@ -21,3 +21,4 @@ class Candidate:
     tags: tuple[str, ...] = ()
     metadata: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     extractor: str = "rules"  # which extractor proposed it ("rules", "llm:<model>")
+    ends: tuple[str, ...] = ()  # what a change says is no longer so ("Marchmont" in "left the Marchmont flat")

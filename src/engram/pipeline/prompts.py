@@ -65,8 +65,10 @@ Keep only durable information that will still matter in future conversations:
 - rule: taboos, things to always or never do, business rules and policies
 - todo: tasks, deadlines, appointments (with the date if one is given)
 - conclusion: decisions and conclusions the user reached or agreed to
-Ignore small talk, one-off requests, questions, hypotheticals, and the assistant's own
-suggestions unless the user accepted them. Never invent or guess anything.
+Ignore small talk, one-off requests, questions (with or without a question mark), passing
+states ("I'm tired today"), hypotheticals, and the assistant's own suggestions unless the user
+accepted them. A request to forget something ("forget that", "don't keep my address") is not a
+memory: leave it out (engram carries it out itself). Never invent or guess anything.
 For each memory give:
 - kind: one of fact, preference, rule, conclusion, todo
 - content: one self-contained sentence that names its subject (e.g. "The user's manager is
@@ -83,7 +85,8 @@ Answer with JSON only: {"memories": [...]}. If nothing is worth remembering, ans
 - rule（规则）：禁忌、必须做或绝不能做的事、业务规则和制度
 - todo（待办）：任务、截止日期、约定（有日期时写明日期）
 - conclusion（结论）：用户得出或同意的决定和结论
-忽略寒暄、一次性请求、提问、假设，以及用户没有接受的助手建议。不要编造或猜测任何内容。
+忽略寒暄、一次性请求、提问（有没有问号都算）、一时的状态（“今天好累”）、假设，以及用户没有接受的助手建议。
+让你忘掉某事的请求（“别记这个”“忘掉我的地址”）不是记忆，不要输出（engram 会自己执行）。不要编造或猜测任何内容。
 每条记忆给出：
 - kind：fact、preference、rule、conclusion、todo 之一（保持英文取值）
 - content：一句不依赖上下文、点明主语的完整陈述（例如“用户的上级是李伟”），使用用户所用的语言书写；

@@ -10,15 +10,18 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from ..errors import LLMError
 from ..model import MemoryRecord
 from ..search.tokenize import index_terms
 from .candidate import Candidate
+from .rules.common import content_terms
+from .topics import slot_changes, topics
 
-EventName = Literal["ADD", "UPDATE", "SUPERSEDE", "NOOP", "SKIPPED", "PENDING"]  # PENDING: held for approval
+# PENDING: held for approval; FORGET: the user asked to forget a memory (pipeline/forget.py)
+EventName = Literal["ADD", "UPDATE", "SUPERSEDE", "NOOP", "SKIPPED", "PENDING", "FORGET"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +36,7 @@ class Decision:
     reason: str
     target: MemoryRecord | None = None
     content: str | None = None  # the content to write (UPDATE may merge)
+    also: tuple[MemoryRecord, ...] = ()  # SUPERSEDE: other records the same change ends (the same fact said twice)
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +44,10 @@ class ReconcilePolicy:
     duplicate_similarity: float = 0.92  # at or above: the same fact
     related_similarity: float = 0.78  # uncategorized, same kind, at or above: about the same thing
     slot_similarity: float = 0.5  # a change statement in a multi-valued category must be this close
+    change_similarity: float = 0.5  # a kept statement saying something changed ends what is this close to it
+    addition_similarity: float = 0.6  # a kept statement adding to something ("also", "还") this close updates it
+    topic_similarity: float = 0.2  # a change of the same topic (pipeline/topics.py) needs only this much
+    also_margin: float = 0.08  # a change ends every record about as close as the closest one
 
 
 def normalized(text: str) -> str:
@@ -71,12 +79,34 @@ def single_valued(category: str | None) -> bool:
     return category is not None and ":" in category and category.split(":", 1)[0] not in MULTI_VALUED_GROUPS
 
 
+NOTE = "note"  # the keeper's statements (pipeline/rules/keep.py): no slot, a change or addition flag instead
+
+
 def decide_by_rules(candidate: Candidate, similar: Sequence[Similar], policy: ReconcilePolicy) -> Decision:
+    changed = slot_changes(candidate.content)
+    if changed:  # a move ends the old home before anything merely close in meaning
+        similar = sorted(similar, key=lambda m: not changed & topics(m.record.content))
     for match in similar:
         decision = _decide_one(candidate, match, policy)
         if decision is not None:
-            return decision
+            return _with_the_same_fact_elsewhere(decision, candidate, match, similar, policy)
     return Decision("ADD", "no similar memory")
+
+
+def _with_the_same_fact_elsewhere(decision: Decision, candidate: Candidate, chosen: Similar,
+                                  similar: Sequence[Similar], policy: ReconcilePolicy) -> Decision:
+    """A change ends the old fact wherever it was kept (a pattern's finding and the
+    keeper's statement of the same sentence are two records of one fact)."""
+    if decision.event != "SUPERSEDE":
+        return decision
+    floor = max(policy.change_similarity, chosen.similarity - policy.also_margin)
+    also = tuple(m.record for m in similar if m is not chosen and m.similarity >= floor
+                 and _about_the_same(candidate, m.record, m.similarity, policy) is not None)
+    return replace(decision, also=also) if also else decision
+
+
+def _is_note(category: str | None) -> bool:
+    return category == NOTE
 
 
 def _about_the_same(candidate: Candidate, record: MemoryRecord, score: float, policy: ReconcilePolicy) -> str | None:
@@ -86,6 +116,10 @@ def _about_the_same(candidate: Candidate, record: MemoryRecord, score: float, po
     little the sentences look alike). Both categorized otherwise: only a change
     statement or a refinement within the same category. Uncategorized (e.g. LLM candidates): high
     similarity of the same kind."""
+    if candidate.ends and any(_mentions(record.content, old) for old in candidate.ends):
+        return "names what it ended"
+    if NOTE in (candidate.category, record.category):
+        return _about_the_same_note(candidate, record, score, policy)
     if candidate.kind != record.kind:
         return None
     if candidate.category and record.category:
@@ -100,6 +134,61 @@ def _about_the_same(candidate: Candidate, record: MemoryRecord, score: float, po
     return f"similarity {score:.2f}" if score >= policy.related_similarity else None
 
 
+def _about_the_same_note(candidate: Candidate, record: MemoryRecord, score: float,
+                         policy: ReconcilePolicy) -> str | None:
+    """A kept statement, or a finding beside one: a change of the same topic, or an
+    addition, close enough in meaning or in words."""
+    close = max(score, word_overlap(candidate.content, record.content))
+    if "change" in candidate.metadata:
+        shared = topics(candidate.content) & topics(record.content)
+        if close >= policy.change_similarity:
+            return f"a change, similarity {close:.2f}"
+        moved = slot_changes(candidate.content) & shared
+        if moved:
+            return f"a change of {', '.join(sorted(moved))}"
+        if shared and score >= policy.topic_similarity:
+            return f"a change of {', '.join(sorted(shared))}, similarity {score:.2f}"
+        named = distinctive_words(candidate.content) & distinctive_words(record.content)
+        if named and score >= policy.topic_similarity:
+            return f"a change of what both name ({', '.join(sorted(named))}), similarity {score:.2f}"
+    if "addition" in candidate.metadata and close >= policy.addition_similarity:
+        return f"an addition, similarity {close:.2f}"
+    return f"similarity {score:.2f}" if score >= policy.related_similarity else None
+
+
+_WORDS = re.compile(r"[A-Za-z][\w'&-]+")
+_COMMON = frozenset(
+    "the user user's their they them this that these those there then than when where what which with from into"
+    " about after before again still just only also every morning evening night week month year today now since"
+    " everything something anything everyone whatever probably actually basically literally honestly together"
+    " tomorrow yesterday because although therefore finally recently currently doing going having being really"
+    " people things thing stuff pretty little better change changed moved switched started stopped instead"
+    " our my we it he she his her your you and but so got has have had was were are is".split()
+)
+
+
+def distinctive_words(text: str) -> set[str]:
+    """Names and long words a change and the fact it ends both say ("standup", "Notion", "Marco"):
+    capitalised words and words of six letters or more, common ones left out."""
+    words = (w.lower() for w in _WORDS.findall(text) if w[0].isupper() or len(w) >= 6)
+    return {w for w in words if w not in _COMMON and len(w) > 2}
+
+
+def word_overlap(a: str, b: str) -> float:
+    """Shared content terms over the shorter side (the subject "the user"/"用户" left out)."""
+    left, right = content_terms(a), content_terms(b)
+    return len(left & right) / min(len(left), len(right)) if left and right else 0.0
+
+
+def _mentions(text: str, value: str) -> bool:
+    """Whether a memory names an ended value: "Marchmont flat" is named by "lives in
+    Marchmont" (its proper names are enough), "gitlab" by "GitLab CI"."""
+    if re.search(r"[\u4e00-\u9fff]", value):
+        return value in text
+    names = re.findall(r"\b[A-Z][\w'.&-]+", value) or [value]
+    return any(re.search(rf"\b{re.escape(name)}", text, re.IGNORECASE) for name in names)
+
+
 def _decide_one(candidate: Candidate, match: Similar, policy: ReconcilePolicy) -> Decision | None:
     record, score = match.record, match.similarity
     if normalized(record.content) == normalized(candidate.content) or score >= policy.duplicate_similarity:
@@ -111,7 +200,15 @@ def _decide_one(candidate: Candidate, match: Similar, policy: ReconcilePolicy) -
         return Decision("UPDATE", f"refines {record.id} ({why})", record, candidate.content)
     if _refines(candidate.content, record.content):
         return Decision("NOOP", f"{record.id} already says more ({why})", record)
+    if "addition" in candidate.metadata and "change" not in candidate.metadata:
+        return Decision("UPDATE", f"adds to {record.id} ({why})", record, merged(record.content, candidate.content))
     return Decision("SUPERSEDE", f"contradicts {record.id} ({why})", record, candidate.content)
+
+
+def merged(old: str, addition: str) -> str:
+    """A refinement kept with what it refines: "Allergic to peanuts; carries an EpiPen"."""
+    joiner = "；" if re.search(r"[\u4e00-\u9fff]", old) else "; "
+    return f"{old.rstrip('。.；; ')}{joiner}{addition}"
 
 
 def decide_with_llm(reconciler, candidate: Candidate, similar: Sequence[Similar], policy: ReconcilePolicy):

@@ -17,7 +17,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from ..changes import Change
-from ..core import Admitted, WriteCore, superseding
+from ..core import Admitted, WriteCore, retired_by, superseding
 from ..errors import ConflictError, LLMError, PermissionDeniedError, ValidationError
 from ..governance.events import extract_detail
 from ..governance.values import GovernanceWrites, PendingChange
@@ -27,15 +27,23 @@ from ..model import Kind, MemoryRecord, Message, Operation, Scope, Source, Statu
 from ..pii import ENCRYPTED_KEY, Redactor, masked_for_display
 from ..store.base import AuditDraft, RecordFilter
 from ..store.codec import namespace_key
-from ..writes import MemoryDraft, build_record, new_id, revise
+from ..writes import MemoryDraft, build_record, new_id, retire, revise
 from .candidate import Candidate
+from .dates import resolve_relative
+from .forget import earlier_in_this_add, forget_targets, spoken_forgets
 from .gate import GatePolicy, gate
 from .reconcile import Decision, EventName, ReconcilePolicy, Similar, decide_by_rules, decide_with_llm, normalized
+from .rules.forgets import ForgetRequest
 from .stated_time import stated_time
+from .topics import slot_changes, topics
 from .trigger import TriggerPolicy, should_extract
 
 MAX_CONFLICT_RETRIES = 3
 MAX_ITEMS = 100  # candidates (and invalid items) one add() looks at; a model answering more is cut here
+SLOT_SCAN = 200  # how many of a scope's newest memories a change of a one-value topic is compared with
+# A kept turn's metadata key: "add" when Memory.add extracts it (now or in its background job),
+# so consolidation moves its watermark past the turn without extracting it again.
+EXTRACTED_BY = "extracted_by"
 
 
 class Extractor(Protocol):
@@ -183,7 +191,9 @@ class AddRun:
         if over > 0:  # one event for all of them: a runaway answer must not become a runaway row
             plan.events.append(AddEvent("SKIPPED", "", None, f"{over} more item(s) than the {MAX_ITEMS} one add() "
                                                            "takes: not read"))
+        candidates = self._forgets(candidates, plan)
         kept, skipped = gate(candidates, self.settings.gate)
+        kept = [self._dated(c) for c in kept]
         plan.events += [self._skipped(c, why) for c, why in skipped]
         kept = self._screen(kept, plan)
         vectors = list(self.core.embedder.embed([c.content for c in kept])) if kept else []
@@ -193,6 +203,42 @@ class AddRun:
             self.core.commit(plan.admitted, tenant=self.scope.tenant, audit=[self._extract_audit(plan)],
                              governance=GovernanceWrites(pending=tuple(plan.pending)))
         return AddResult(tuple(plan.events), True, trigger_reason, self.pipeline.extractor.name, self.usage)
+
+    def _forgets(self, candidates: Sequence[Candidate], plan: _Plan) -> list[Candidate]:
+        """Carry out the spoken forgets of these turns; the memories to reconcile remain
+        (minus those said earlier in this add() that a "forget that" took back)."""
+        taken_back: set[int] = set()
+        for position, request in spoken_forgets(self.said):
+            earlier = earlier_in_this_add(candidates, self.said, position, request)
+            if earlier:
+                taken_back.update(id(c) for c in earlier)
+                plan.events += [self._skipped(c, f"the user asked to forget it: {request.text!r}") for c in earlier]
+                continue
+            self._forget(request, self.said[position], plan)
+        return [c for c in candidates if id(c) not in taken_back]
+
+    def _forget(self, request: ForgetRequest, message: Message, plan: _Plan) -> None:
+        now = self.core.clock.now()
+        targets = forget_targets(self.core.store, self.core.embedder, self.core.tokenizer, self.scope,
+                                 self.thread_id, request, now)
+        reason = f"the user asked: {request.text}"
+        sources = (message.id,) if message.id else ()
+        if not targets:
+            plan.events.append(AddEvent("NOOP", self._shown(request.text), None,
+                                        "a spoken forget that matched no memory", None, source_message_ids=sources))
+        for target in targets:
+            if target.id in plan.touched:
+                continue
+            if target.read_only:
+                plan.events.append(AddEvent("SKIPPED", self._shown(target.content), target.kind,
+                                            "read-only: a spoken forget does not remove it", target.id))
+                continue
+            change = Change(Operation.FORGET, retire(target, Status.DELETED, now), target, self.actor, reason,
+                            {"event": "FORGET", "thread_id": self.thread_id, "source_message_ids": list(sources)})
+            plan.admitted.append(self.core.admit(change))
+            plan.touched.add(target.id)
+            plan.events.append(AddEvent("FORGET", self._shown(target.content), target.kind, reason, target.id,
+                                        target.version + 1, target.id, sources))
 
     def _screen(self, candidates: list[Candidate], plan: _Plan) -> list[Candidate]:
         """The tenant's PII policy on each candidate, before reconciliation, so masked
@@ -211,24 +257,45 @@ class AddRun:
             out.append(replace(candidate, content=content, metadata=metadata))
         return out
 
-    def _similar(self, vector: np.ndarray) -> list[Similar]:
+    def _similar(self, candidate: Candidate, vector: np.ndarray) -> list[Similar]:
+        """The nearest active memories by meaning; for a change, also those that share its
+        words or name what it ended (a change rarely reads like the fact it ends)."""
         where = RecordFilter(namespace=self.scope.namespace, statuses=(Status.ACTIVE,))
-        store, model = self.core.store, self.core.embedder.name
-        scored = store.nearest(self.scope.tenant, where, model, vector, self.settings.similar_k)
-        records = {r.id: r for r in store.get(self.scope.tenant, [s.id for s in scored])}
-        return [Similar(records[s.id], s.score) for s in scored if s.id in records]
+        store, model, tenant = self.core.store, self.core.embedder.name, self.scope.tenant
+        scores = {s.id: s.score for s in store.nearest(tenant, where, model, vector, self.settings.similar_k)}
+        if "change" in candidate.metadata or candidate.ends:
+            terms = self.core.tokenizer.query_terms(" ".join((candidate.content, *candidate.ends)))
+            more = [s.id for s in store.lexical(tenant, where, terms, self.settings.similar_k) if s.id not in scores]
+            more += [r.id for r in self._of_changed_slots(candidate, where) if r.id not in scores and r.id not in more]
+            for record_id, other in store.vectors(tenant, more, model).items():
+                scores[record_id] = float(np.dot(vector, other))
+        records = {r.id: r for r in store.get(tenant, list(scores))}
+        ranked = sorted(scores.items(), key=lambda item: -item[1])
+        return [Similar(records[i], score) for i, score in ranked if i in records]
+
+    def _of_changed_slots(self, candidate: Candidate, where: RecordFilter) -> list[MemoryRecord]:
+        """The newest active memories of a one-value topic the candidate says changed (where the
+        user lives, works, which medication): a move is rarely near its old address in meaning."""
+        changed = slot_changes(candidate.content)
+        if not changed:
+            return []
+        recent = self.core.store.query(self.scope.tenant, where, order="created_at", descending=True,
+                                       limit=SLOT_SCAN)
+        return [r for r in recent if changed & topics(r.content)]
 
     def _reconcile(self, candidate: Candidate, vector: np.ndarray, plan: _Plan) -> None:
         key = normalized(candidate.content)
         if key in plan.added:
             plan.events.append(_event("NOOP", candidate, "repeated within this conversation", plan.added[key]))
             return
-        decision = self._decide(candidate, self._similar(vector))
+        decision = self._not_older(candidate, self._decide(candidate, self._similar(candidate, vector)))
         if decision.target is not None and decision.target.id in plan.touched and decision.event != "NOOP":
             decision = Decision("ADD", f"{decision.reason}; target already changed in this add")
         twin = self._stored_twin(candidate, decision) if decision.event in ("ADD", "SUPERSEDE") else None
         if twin is not None:  # the model asked to add what is stored already (same text, same window)
             decision = Decision("NOOP", f"already stored as {twin.id}", twin)
+        if decision.also:
+            decision = replace(decision, also=tuple(r for r in decision.also if r.id not in plan.touched))
         if decision.event == "NOOP":
             target = decision.target.id if decision.target else None
             plan.events.append(_event("NOOP", candidate, decision.reason, target))
@@ -239,6 +306,28 @@ class AddRun:
             plan.events.append(self._skipped(candidate, f"invalid item: {exc}"))
             return
         self._accept(candidate, decision, changes, plan)
+
+    def _dated(self, candidate: Candidate) -> Candidate:
+        """Relative time in the words made absolute at when it was said ("last month" →
+        "in February 2026"), so the memory stays true when read later."""
+        said = self._said_at(candidate) or self.core.clock.now()
+        content = resolve_relative(candidate.content, said)
+        return candidate if content == candidate.content else replace(candidate, content=content)
+
+    def _not_older(self, candidate: Candidate, decision: Decision) -> Decision:
+        """An older statement never replaces a newer one: a turn extracted late (a replay,
+        a delayed job) that was said before its target was written changes nothing."""
+        target = decision.target
+        said = self._said_at(candidate)
+        if decision.event in ("SUPERSEDE", "UPDATE") and target is not None and said is not None \
+                and said < target.created_at:
+            return Decision("NOOP", f"said at {said:%Y-%m-%d %H:%M}, before {target.id} was written", target)
+        return decision
+
+    def _said_at(self, candidate: Candidate) -> datetime | None:
+        times = [m.at for m in self.said if m.at is not None and (not candidate.source_message_ids
+                                                                  or m.id in candidate.source_message_ids)]
+        return max(times) if times else None
 
     def _decide(self, candidate: Candidate, similar: list[Similar]) -> Decision:
         policy = self.settings.reconcile
@@ -264,8 +353,10 @@ class AddRun:
                            vector=vector, vector_text=candidate.content)]
         record = self._new_record(candidate, decision.content or candidate.content, now)
         if decision.event == "SUPERSEDE" and target is not None:
-            return superseding(target, record, actor=self.actor, reason=decision.reason, at=now, detail=detail,
-                               vector=vector, vector_text=candidate.content)
+            changes = superseding(target, record, actor=self.actor, reason=decision.reason, at=now, detail=detail,
+                                  vector=vector, vector_text=candidate.content)
+            return changes + [retired_by(other, record.id, actor=self.actor, reason=decision.reason, at=now,
+                                         detail=detail) for other in decision.also]
         return [Change(Operation.CREATE, record, None, self.actor, decision.reason, detail,
                        vector=vector, vector_text=candidate.content)]
 
@@ -370,12 +461,13 @@ class Pipeline:
     settings: PipelineSettings = field(default_factory=PipelineSettings)
 
     @classmethod
-    def default(cls, llm: Any = None, settings: PipelineSettings | None = None) -> Pipeline:
+    def default(cls, llm: Any = None, settings: PipelineSettings | None = None, *, rules: str = "both") -> Pipeline:
+        """``rules``: the embedded extractor's mode (RuleExtractor) when there is no LLM."""
         settings = settings or PipelineSettings()
         if llm is None:
             from .rules import RuleExtractor
 
-            return cls(RuleExtractor(), None, settings)
+            return cls(RuleExtractor(rules), None, settings)
         from .llm_extract import LLMExtractor
         from .llm_reconcile import LLMReconciler
 

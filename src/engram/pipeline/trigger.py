@@ -7,8 +7,9 @@ the user said something that could last. ``should_extract`` decides, in order:
 1. no user message in the turn: no;
 2. an explicit intent ("记住", "以后", "不要再", "remember that", "from now on"):
    yes, at once, whatever the cadence;
-3. nothing but small talk ("hi", "thanks", "好的", "哈哈") or passing questions
-   and one-off requests ("what's the weather", "现在几点", "translate this"): no;
+3. nothing but small talk ("hi", "thanks", "好的", "哈哈") or what the keeper
+   (rules/keep.py) finds nothing lasting in — passing questions, one-off requests,
+   passing states ("what's the weather", "现在几点", "translate this"): no;
 4. with ``every_n_turns`` set and ``turn_index`` given: yes on every N-th turn
    only (batch mode: the caller extracts the window of the last N turns);
 5. otherwise: yes when the substantive user text is at least
@@ -22,9 +23,9 @@ from dataclasses import dataclass
 
 from ..errors import InvalidValueError
 from ..model import Message
-from .rules import en as rules_en
-from .rules import zh as rules_zh
+from .rules import keep
 from .rules.common import is_chinese, is_small_talk, split_sentences, weighted_length
+from .rules.forgets import forget_request
 
 DEFAULT_INTENTS_ZH: tuple[str, ...] = (
     "记住", "记一下", "记得", "以后", "今后", "从现在开始", "从今以后", "不要再", "别再", "提醒我", "别忘了", "请注意",
@@ -115,11 +116,10 @@ def chatter_kind(text: str) -> str | None:
 
 
 def _sentence_chatter(sentence: str) -> str | None:
+    """Chatter when the keeper finds nothing in it that could last (a question, a one-off
+    request, a passing state: rules/keep.py) and it asks nothing to be forgotten."""
     if is_small_talk(sentence):
         return "small_talk"
-    if is_chinese(sentence):
-        asking = rules_zh.asks_something(sentence) and not sentence.lstrip().startswith("我")
-        passing = asking or rules_zh.is_one_off_request(sentence)
-    else:
-        passing = rules_en.is_question(sentence) or rules_en.is_one_off_request(sentence)
-    return "temporary_question" if passing else None
+    if forget_request(sentence, chinese=is_chinese(sentence)) is not None or not keep.passing(sentence):
+        return None
+    return "temporary_question"

@@ -41,6 +41,7 @@ class ContextBlock:
     dropped: int  # hits left out for the budget
     recall_id: str | None = None  # links the answer that used this block (memory.audit.link_answer)
     below_floor: int = 0  # hits left out by the relevance floor (nothing says they are relevant)
+    profile: tuple[str, ...] = ()  # ids of the hits given as the user's profile (first in ``hits``)
 
 
 def _language(hits: Sequence[SearchHit], query: str) -> str:
@@ -53,6 +54,7 @@ def _line(hit: SearchHit) -> str:
 
 
 def render(hits: Sequence[SearchHit], language: str) -> str:
+    """The block: the hits grouped by kind, each group in the order given."""
     sections = [f"## {TITLES[language]}"]
     for kind in KIND_ORDER:
         group = [hit for hit in hits if hit.record.kind is kind]
@@ -98,16 +100,31 @@ class _BlockSize:
         return cjk + math.ceil((chars - cjk) / 4)  # estimate_tokens of the rendered text
 
 
-def build_context(hits: Sequence[SearchHit], query: str, budget_tokens: int, language: str = "auto") -> ContextBlock:
-    """Take hits best-first while the rendered block fits; skip one that does not
-    fit and keep trying smaller ones (a long memory must not starve the rest)."""
-    lang = _language(hits, query) if language == "auto" else language
-    chosen: list[SearchHit] = []
+def build_context(
+    hits: Sequence[SearchHit], query: str, budget_tokens: int, language: str = "auto", *,
+    profile: Sequence[SearchHit] = (), profile_share: float = 0.0,
+) -> ContextBlock:
+    """The profile first, best first, while it fits in ``profile_share`` of the budget;
+    then the recalled hits best-first in what is left. A hit that does not fit is
+    skipped and smaller ones are still tried (a long memory must not starve the rest).
+    Both are rendered grouped by kind, the profile's first in each group."""
+    lang = _language([*profile, *hits], query) if language == "auto" else language
     size = _BlockSize(lang)
+    given = _fill(profile, size, budget_tokens * profile_share)
+    taken = {hit.record.id for hit in given}
+    candidates = [hit for hit in hits if hit.record.id not in taken]
+    chosen = _fill(candidates, size, budget_tokens)
+    text = render(given + chosen, lang)
+    return ContextBlock(text=text, hits=tuple(given + chosen), tokens=estimate_tokens(text),
+                        dropped=len(candidates) - len(chosen), profile=tuple(hit.record.id for hit in given))
+
+
+def _fill(hits: Sequence[SearchHit], size: _BlockSize, budget: float) -> list[SearchHit]:
+    """The hits, best first, that still fit in ``budget`` tokens with what ``size`` holds."""
+    chosen: list[SearchHit] = []
     for hit in hits:
         trial = size.with_hit(hit)
-        if size.tokens(trial) <= budget_tokens:
+        if size.tokens(trial) <= budget:
             chosen.append(hit)
             size.add(hit, trial)
-    text = render(chosen, lang)
-    return ContextBlock(text=text, hits=tuple(chosen), tokens=estimate_tokens(text), dropped=len(hits) - len(chosen))
+    return chosen

@@ -100,6 +100,18 @@ def create_mcp_server(
         versions = _call(lambda: memory.history(memory_id, scope))
         return {"versions": [version_brief(v) for v in versions]}
 
+    @server.tool()
+    def profile() -> dict[str, Any]:
+        """What is always true of the user and always worth knowing, best first: constraints
+        (health, diet, budgets), who they are (name, home, work, family), standing rules and
+        preferences. context() includes it whatever the query."""
+        return {"memories": [record_brief(r) for r in _call(lambda: memory.profile(scope))]}
+
+    @server.resource("engram://profile", name="profile", mime_type="text/markdown",
+                     description="The user's profile: what every answer should take into account")
+    def profile_resource() -> str:
+        return memory_block(_call(lambda: memory.profile(scope), ResourceError))
+
     @server.resource("engram://memory", name="memory", mime_type="text/markdown",
                      description="What engram remembers about this user, grouped by kind")
     def memory_resource() -> str:

@@ -102,6 +102,7 @@ class ContextOut(BaseModel):
     dropped: int
     below_floor: int  # hits left out by the relevance floor (Settings.relevance_floor)
     hits: list[HitOut]
+    profile: list[str] = []  # ids of the hits given as the user's profile (first in hits)
     recall_id: str | None = None  # link the answer to it: POST /v1/recalls/{recall_id}/answer
 
 

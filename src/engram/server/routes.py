@@ -142,6 +142,13 @@ def v1_router(memory: Memory, tenant_of: Callable[..., str], permissions_of: Cal
                                        actor=ACTOR)
         return records_data(records)
 
+    @router.get("/profile", response_model=RecordsOut, tags=["retrieval"])
+    def profile(tenant: Tenant, scope: QueryScope, view: Shown) -> dict[str, Any]:
+        """The user's profile, best first: what context() gives whatever the query (pinned
+        memories, constraints, identity, standing rules and preferences). Pin a memory in
+        or out with PATCH /v1/memories/{id} {"pinned": true | false | null}."""
+        return records_data(shown(r, view) for r in memory.profile(scope.resolve(tenant)))
+
     @router.get("/memories", response_model=PageOut, tags=["memories"])
     def list_memories(
         tenant: Tenant, scope: QueryScope, view: Shown,
@@ -253,10 +260,11 @@ def v1_router(memory: Memory, tenant_of: Callable[..., str], permissions_of: Cal
         operation: Operation | None = None,
         since: AwareDatetime | None = None,
         limit: Limit = 100,
+        newest_first: bool = False,
     ) -> dict[str, Any]:
-        """Audit events in a scope and below it, newest first."""
+        """Audit events in a scope and below it, oldest first (``newest_first``: the latest, newest first)."""
         events = memory.audit.list(scope.resolve(tenant), record_id=record_id, operation=operation, since=since,
-                                   limit=limit)
+                                   limit=limit, newest_first=newest_first)
         return audits_data(events)
 
     @router.get("/stats", response_model=StatsOut, tags=["governance"])

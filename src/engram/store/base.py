@@ -192,6 +192,7 @@ class AuditQuery:
     operation: Operation | None = None
     since: datetime | None = None
     limit: int = 100
+    newest_first: bool = False  # the latest ``limit`` events, newest first (default: the oldest, in order)
 
 
 OrderBy = Literal["created_at", "updated_at", "valid_from", "importance"]

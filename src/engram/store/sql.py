@@ -378,4 +378,5 @@ def audit_conditions(dialect: Dialect, tenant_column: str, tenant: str, query: A
     if query.since is not None:
         parts.append(f"at >= {p}")
         params.append(dialect.time_value(query.since))
-    return f"WHERE {' AND '.join(parts)} ORDER BY id LIMIT {p}", [*params, query.limit]
+    order = "id DESC" if query.newest_first else "id"
+    return f"WHERE {' AND '.join(parts)} ORDER BY {order} LIMIT {p}", [*params, query.limit]

@@ -1,6 +1,6 @@
 """Play a scenario through the product and look at what each probe's prompt block holds.
 
-Two ways to fill the memory, one way to read it:
+Three ways to fill the memory, one way to read it:
 
 - ``extracted``: every user turn goes through ``Memory.add`` (with the assistant turn
   before it, as an app would send the last exchange), so extraction, reconciliation
@@ -8,7 +8,9 @@ Two ways to fill the memory, one way to read it:
 - ``given``: the labelled facts are written as a perfect extractor would —
   ``remember`` a new fact, ``supersede`` the one it replaces, ``update`` the one it
   refines, ``forget`` what the user asked to forget — so only retrieval and the
-  block are measured.
+  block are measured;
+- ``turns``: the baseline of keeping the conversation — every user turn stored
+  verbatim (``remember_many``), nothing extracted, reconciled or forgotten.
 
 Each probe is then ``Memory.context(query, budget_tokens)`` at the probe's day, the
 way an agent asks for its memory block.
@@ -28,8 +30,8 @@ from ...model import Kind, Scope
 from ...search.context import ContextBlock
 from .scenarios import Fact, Forbidden, Probe, Scenario, Session, Turn
 
-Mode = Literal["extracted", "given"]
-MODES: tuple[Mode, ...] = ("extracted", "given")
+Mode = Literal["extracted", "given", "turns"]
+MODES: tuple[Mode, ...] = ("extracted", "given", "turns")
 START = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)  # a Monday; scenario days count from here
 TENANT = "outcome"
 DEFAULT_BUDGET = 400
@@ -83,6 +85,8 @@ def play(
         _set_day(clock, session.day)
         if writer is not None:
             writer.session(session)
+        elif mode == "turns":
+            memory.remember_many([t.content for t in session.turns if t.role == "user"], scope)
         else:
             _add_session(memory, scope, session, f"s{index}", clock)
         for probe in (p for p in scenario.probes if p.after_session == index):

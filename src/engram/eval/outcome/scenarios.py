@@ -154,6 +154,9 @@ def _facts(sessions: Iterable[Session], path: Path) -> tuple[dict[str, Fact], di
                         raise BenchmarkDataError(f"{path}: fact {fact.id} points at unknown fact {earlier}")
                 if fact.id in facts:
                     raise BenchmarkDataError(f"{path}: duplicate fact id {fact.id}")
+                missing = [p for p in fact.phrases if p.casefold() not in fact.text.casefold()]
+                if missing:
+                    raise BenchmarkDataError(f"{path}: fact {fact.id}: phrases {missing} are not in its text")
                 facts[fact.id] = fact
                 if fact.supersedes is not None:
                     ends.setdefault(fact.supersedes, index)
@@ -176,7 +179,13 @@ def _probe_problem(scenario: Scenario, probe: Probe) -> str | None:
             return f"needed fact {fact_id} is not stated by then"
         if scenario.ends.get(fact_id, len(scenario.sessions)) <= after:
             return f"needed fact {fact_id} is no longer true then"
+    true_then = [scenario.facts[f] for f in said if scenario.ends.get(f, len(scenario.sessions)) > after]
     for item in probe.forbidden:
-        if isinstance(item, str) and not (item in scenario.facts and scenario.ends.get(item, after + 1) <= after):
+        if not isinstance(item, str):
+            continue
+        if not (item in scenario.facts and scenario.ends.get(item, after + 1) <= after):
             return f"forbidden fact {item} is still true then (or unknown)"
+        clash = [f.id for f in true_then for p in scenario.facts[item].phrases if p.casefold() in f.text.casefold()]
+        if clash:
+            return f"a phrase of forbidden fact {item} is in {clash[0]}, which is still true then"
     return None

@@ -29,6 +29,7 @@ from deepagents.backends.protocol import (
     BackendProtocol,
     DeleteResult,
     EditResult,
+    FileData,
     FileDownloadResponse,
     FileInfo,
     FileUploadResponse,
@@ -52,6 +53,7 @@ from ...errors import ConflictError, EngramError, InvalidValueError, PermissionD
 from ...governance.values import PendingApprovalError, PendingChange
 from ...memory import Memory
 from ...model import MemoryRecord, Scope
+from ...search.tokenize import has_cjk
 from .. import _approval
 from .._slots import Slots
 from . import _files as files
@@ -59,6 +61,7 @@ from .policies import FileOperation, FilePolicy, FileWriteIntent
 from .skills import check_skill, is_skill_file
 
 NamespaceFactory = Callable[[Any], Sequence[str]]
+PROFILE_TITLE = {"en": "What I know about the user", "zh": "关于用户"}
 _GLOB_FLAGS = wcglob.GLOBSTAR | wcglob.BRACE | wcglob.DOTGLOB
 
 
@@ -95,6 +98,7 @@ class EngramBackend(BackendProtocol):
         tracker: files.ReadTracker | None = None,
         approvals: Literal["interrupt", "queue"] = "interrupt",
         reviewer: str = "deepagents:reviewer",
+        profile: str | None = None,
     ) -> None:
         Scope(tenant)
         if approvals not in ("interrupt", "queue"):
@@ -118,6 +122,7 @@ class EngramBackend(BackendProtocol):
         self.application = application
         self.tracker = tracker or files.ReadTracker()
         self._slots = Slots(memory, files.SPACE)
+        self.profile = None if profile is None else "/" + profile.strip("/")
 
     def as_application(self, actor: str = "app") -> EngramBackend:
         """The same files for application code: read-only rules and read-before-edit
@@ -126,6 +131,31 @@ class EngramBackend(BackendProtocol):
         clone.application = True
         clone.actor = actor
         return clone
+
+    # -- the profile file ----------------------------------------------------------------------
+
+    def _profile_file(self, local: str) -> FileData | None:
+        """``profile`` (e.g. "/profile.md") is a read-only file made from the memories of the
+        scope these files belong to ("users/<id>" for "users/<id>/files"): the user's profile,
+        what ``Memory.context`` always gives first."""
+        if self.profile is None or local != self.profile:
+            return None
+        namespace = self.scope().namespace
+        owner = Scope(self.tenant, namespace[:-1] if namespace and namespace[-1] == "files" else namespace)
+        records = self.memory.profile(owner)
+        language = "zh" if sum(has_cjk(r.content) for r in records) * 2 > len(records) else "en"
+        text = f"# {PROFILE_TITLE[language]}\n\n" + "\n".join(f"- {' '.join(r.content.split())}" for r in records)
+        moment = max((r.updated_at for r in records), default=None)
+        stamp = moment.isoformat() if moment else ""
+        return FileData(content=text + "\n", encoding="utf-8", created_at=stamp, modified_at=stamp)
+
+    def _profile_entry(self, local: str) -> list[FileInfo]:
+        """The profile file in a listing, once there is something in it."""
+        profile = self._profile_file(local)
+        if profile is None or not profile["modified_at"]:
+            return []
+        return [FileInfo(path=self._out(local), is_dir=False, size=len(profile["content"]),
+                         modified_at=profile["modified_at"])]
 
     # -- scope, actor, paths -----------------------------------------------------------------
 
@@ -147,6 +177,9 @@ class EngramBackend(BackendProtocol):
         return self.root.rstrip("/") + local
 
     def _writable(self, local: str, record: MemoryRecord | None) -> None:
+        if local == self.profile:
+            raise PermissionDeniedError(f"'{self._show(local)}' is made from memories and read-only; pin or unpin "
+                                        "a memory (Memory.update(id, scope, pinned=...)) to change it")
         if self.application:
             return
         if self.read_only is True or (
@@ -179,6 +212,8 @@ class EngramBackend(BackendProtocol):
             entries.extend(
                 FileInfo(path=self._out(d), is_dir=True, size=0, modified_at="") for d in sorted(subdirs)
             )
+            if self.profile is not None and self.profile.rsplit("/", 1)[0] + "/" == directory:
+                entries += self._profile_entry(self.profile)
             entries.sort(key=lambda e: e["path"])
             return LsResult(entries=entries)
         except EngramError as exc:
@@ -187,6 +222,9 @@ class EngramBackend(BackendProtocol):
     def read(self, file_path: str, offset: int = 0, limit: int = 2000) -> ReadResult:
         try:
             local = self._local(file_path)
+            profile = self._profile_file(local)
+            if profile is not None:
+                return slice_read_response(profile, offset, limit)
             scope = self.scope()
             record = self._slots.live(scope, local)
             if record is None:
@@ -240,6 +278,10 @@ class EngramBackend(BackendProtocol):
                 out.append(FileDownloadResponse(path=path, error="invalid_path"))
                 continue
             try:
+                profile = self._profile_file(local)
+                if profile is not None:
+                    out.append(FileDownloadResponse(path=path, content=profile["content"].encode("utf-8")))
+                    continue
                 record = self._slots.live(scope, local)
                 if record is None:
                     error = "is_directory" if self._is_directory(scope, local) else "file_not_found"

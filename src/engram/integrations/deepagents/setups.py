@@ -56,10 +56,11 @@ def agent_files(memory: Memory, assistant_id: str, *, tenant: str = "default", m
 
 
 def user_files(memory: Memory, *, tenant: str = "default", assistant_id: str | None = None,
-               mount: str = "/memories/", **options: Any) -> EngramBackend:
+               mount: str = "/memories/", profile: str | None = "/profile.md", **options: Any) -> EngramBackend:
     """Memory private to the calling user: ("users", uid, "files"), or with an
     assistant id ("agents", aid, "users", uid, "files") so several agents in one
-    deployment keep separate memories of the same user."""
+    deployment keep separate memories of the same user. ``profile``: a read-only file
+    (``/memories/profile.md``) holding the user's profile from their memories (None: no file)."""
 
     def namespace(runtime: Any) -> tuple[str, ...]:
         user = user_id_from_runtime(runtime)
@@ -70,7 +71,8 @@ def user_files(memory: Memory, *, tenant: str = "default", assistant_id: str | N
     def actor(runtime: Any) -> str:
         return f"agent:{assistant_id}" if assistant_id else "agent"
 
-    return EngramBackend(memory, namespace=namespace, tenant=tenant, mount=mount, actor=actor, **options)
+    return EngramBackend(memory, namespace=namespace, tenant=tenant, mount=mount, actor=actor, profile=profile,
+                         **options)
 
 
 def org_policies(memory: Memory, org_id: str, *, tenant: str = "default", mount: str = "/policies/",

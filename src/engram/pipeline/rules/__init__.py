@@ -35,8 +35,10 @@ from types import MappingProxyType
 from ...model import Kind, Message
 from ..candidate import Candidate
 from . import en as rules_en
+from . import keep
 from . import zh as rules_zh
-from .common import Finding, group_of, is_chinese, split_sentences
+from .common import Finding, content_terms, group_of, is_chinese, split_sentences
+from .forgets import without_forgets
 
 EXTRACTOR_NAME = "rules"
 HEDGE_PENALTY = 0.25
@@ -76,20 +78,58 @@ _DEDUPE_NOISE = re.compile(r"[\s\W_]+")
 
 
 class RuleExtractor:
-    """The embedded extractor; stateless, so one instance can serve every thread."""
+    """The embedded extractor; stateless, so one instance can serve every thread.
+
+    ``mode``: "both" (default) — the patterns' findings inside what the keeper keeps,
+    and the keeper's statement where no finding says most of it; "patterns" — the
+    patterns alone; "keeper" — the keeper alone (keep.py)."""
 
     name = EXTRACTOR_NAME
+
+    def __init__(self, mode: str = "both") -> None:
+        if mode not in MODES:
+            raise ValueError(f"unknown extraction mode {mode!r}; expected one of {', '.join(MODES)}")
+        self.mode = mode
 
     def extract(self, messages: Sequence[Message]) -> list[Candidate]:
         merged: dict[tuple[Kind, str], Candidate] = {}
         for message in messages:
             if message.role != "user":
                 continue
-            for hit in extract_text(message.content, speaker=message.name):
+            for hit in findings_of(without_forgets(message.content), message.name, self.mode):
                 candidate = to_candidate(hit, message.id)
                 key = (candidate.kind, _dedupe_key(candidate.content))
                 merged[key] = _merge(merged[key], candidate) if key in merged else candidate
         return list(merged.values())
+
+
+MODES = ("both", "patterns", "keeper")
+_NARRATIVE = frozenset({"event", "activity"})  # the patterns' retellings: the keeper's statement says them better
+_COVERED = 0.6  # a statement whose terms the findings inside it say this much of needs no note of its own
+_INSIDE = 0.5  # a finding belongs to a statement when this share of its terms is in it
+
+
+def findings_of(text: str, speaker: str | None, mode: str) -> list[Finding]:
+    if mode == "patterns":
+        return extract_text(text, speaker)
+    kept = keep.statements(text, speaker)
+    if mode == "keeper":
+        return [keep.as_finding(s) for s in kept]
+    hits = [h for h in extract_text(text, speaker) if group_of(h.category) not in _NARRATIVE]
+    findings: dict[int, Finding] = {}  # the patterns' findings inside a kept statement, flagged by it
+    for statement in kept:
+        said = content_terms(statement.text) | content_terms(statement.content)
+        for index, hit in enumerate(hits):
+            if (index not in findings and _share(content_terms(hit.content), said) >= _INSIDE
+                    and not any(old in hit.content for old in statement.ends)):  # "用户已从蚂蚁离职" says what ended
+                findings[index] = keep.flagged(hit, statement)
+    told = {t for hit in findings.values() for t in content_terms(hit.content)}
+    notes = [keep.as_finding(s) for s in kept if _share(content_terms(keep.without_cues(s.content)), told) < _COVERED]
+    return list({(h.kind, h.content): h for h in [*findings.values(), *notes]}.values())
+
+
+def _share(terms: set[str], pool: set[str]) -> float:
+    return len(terms & pool) / len(terms) if terms else 0.0
 
 
 def extract_text(text: str, speaker: str | None = None) -> list[Finding]:
@@ -126,6 +166,7 @@ def _calibrate(hit: Finding, *, hedged: bool, explicit: bool) -> Finding:
 
 def to_candidate(hit: Finding, message_id: str | None) -> Candidate:
     metadata = {"rule": hit.rule, "lang": hit.rule.split(".", 1)[0], **hit.metadata}
+    ends = tuple(metadata.pop("ends", ()))
     return Candidate(
         kind=hit.kind,
         content=hit.content,
@@ -135,6 +176,7 @@ def to_candidate(hit: Finding, message_id: str | None) -> Candidate:
         category=hit.category,
         metadata=MappingProxyType(metadata),
         extractor=EXTRACTOR_NAME,
+        ends=ends,
     )
 
 

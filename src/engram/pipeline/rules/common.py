@@ -168,6 +168,31 @@ _REPORTS = re.compile(
 _ANSWERS = re.compile(r"\b(?:answers?|replies|reply|responses?|explanations?)\b|回答|回复|答复|解释", re.IGNORECASE)
 
 
+SUBJECT_TERMS = frozenset({"user", "用户", "the", "their", "they", "them"})
+# words that only hold an English sentence together (as index terms, i.e. lower-cased and stemmed)
+_FUNCTION_EN = frozenset(
+    "a an and or but so to of in on at for with from by as is are am was were be been it its this that these those"
+    " there here i me my mine we us our you your he she him her his has have had do does did not no just very too"
+    " also now then up out about into over than".split()
+)
+
+
+_FUNCTION_HAN = frozenset("的了是在我你他她它们用户这那个有和也都就还又吧啊呢吗呀哈嘛啦么着过把被给让对从到去来要会能说很太")
+_HAN_CHAR = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
+
+
+def content_terms(text: str) -> set[str]:
+    """A memory's terms without the words that only name its subject ("the user", "用户").
+    Chinese counts single characters (less what only holds a sentence together), so
+    "开庭改到3月22号" and "3月8号在法院开庭" share 开, 庭, 月, 号 — bigrams would share nothing."""
+    from ...search.tokenize import index_terms
+
+    terms = set(index_terms(text)) - SUBJECT_TERMS - _FUNCTION_EN
+    if _HAN_CHAR.search(text):
+        terms = {t for t in terms if not _HAN_CHAR.search(t)} | (set(_HAN_CHAR.findall(text)) - _FUNCTION_HAN)
+    return terms
+
+
 def group_of(category: str) -> str:
     return category.split(":", 1)[0]
 

@@ -11,7 +11,7 @@ const engram = (() => {
   const SIGNALS = ["lexical", "vector", "relevance", "recency", "importance", "validity", "overlap"];
   const PAGE = 50;
   const state = { key: sessionStorage.getItem("engram.key") || "", me: null, paths: new Set(),
-                  namespace: [], nested: false, offset: 0, open: null, panels: [] };
+                  namespace: [], namespaces: [], nested: false, offset: 0, open: null, panels: [] };
   const REVEAL_PATH = "/v1/memories/{record_id}/reveal";  // issue 14: an audited reveal, permission "reveal"
 
   // -- text ------------------------------------------------------------------------------
@@ -47,6 +47,18 @@ const engram = (() => {
   const $ = (selector) => document.querySelector(selector);
   const when = (iso) => (iso ? new Date(iso).toLocaleString(lang === "zh" ? "zh-CN" : "en-GB") : "");
   const chip = (text, cls) => el("span", { class: `chip ${cls || ""}`, text });
+
+  // What engram wrote (operations, actors, its own reasons) in the page's language; a person's words stay theirs.
+  const opLabel = (operation) => TEXT[lang].ops[operation] || operation;
+  function actorLabel(actor) {
+    if (!actor) return "";
+    const [head, ...rest] = actor.split(":");
+    const named = TEXT[lang].actors[head] || head;
+    if (!rest.length) return named;
+    return lang === "zh" ? `${named}（${rest.join(":")}）` : `${named} (${rest.join(":")})`;
+  }
+  const reasonLabel = (reason) => (reason ? TEXT[lang].reasons.reduce((text, [pattern, into]) =>
+    text.replace(new RegExp(pattern), into), reason) : reason);
 
   function toast(message, isError = false) {
     const box = $(".toast");
@@ -148,6 +160,7 @@ const engram = (() => {
     const namespaces = (found ? found.items : []).filter((ns) => ns.length);
     const order = { users: 0, agents: 1, orgs: 2 };
     namespaces.sort((a, b) => ((order[a[0]] ?? 3) - (order[b[0]] ?? 3)) || a.join("/").localeCompare(b.join("/")));
+    state.namespaces = namespaces;
     select.replaceChildren(el("option", { value: "[]", text: t("root") }),
       ...namespaces.map((ns) => el("option", { value: JSON.stringify(ns), text: ns.join(" / ") })));
     const current = JSON.stringify(state.namespace);
@@ -181,14 +194,54 @@ const engram = (() => {
 
   async function loadList(fromStart) {
     if (fromStart) state.offset = 0;
+    const atRoot = !state.namespace.length && !state.nested;
+    if (fromStart) await showOverview(atRoot);
     const page = await guarded(() => api("GET", "/v1/memories", { query: listQuery() }));
     if (!page) return;
     const box = $("[data-testid=list]");
     if (fromStart) box.replaceChildren();
     box.append(...page.items.map(memoryRow));
-    if (!box.children.length) box.append(el("p", { class: "empty", "data-testid": "empty", text: t("noMemories") }));
+    if (!box.children.length && !atRoot) box.append(el("p", { class: "empty", "data-testid": "empty", text: t("noMemories") }));
     state.offset = page.next_offset || 0;
     $("[data-testid=more]").hidden = page.next_offset === null;
+  }
+
+  // The first screen (the whole tenant, no scope picked): its users, agents and orgs, and what happened lately.
+  async function showOverview(show) {
+    const box = $("[data-testid=overview]");
+    box.hidden = !show;
+    if (!show) return;
+    const recent = await guarded(() => api("GET", "/v1/audit", { query: { newest_first: "true", limit: 15 } }));
+    const groups = [["users", "users"], ["agents", "agents"], ["orgs", "orgs"]];
+    const pick = (ns) => () => {
+      const select = $("[data-testid=namespace]");
+      select.value = JSON.stringify(ns);
+      select.dispatchEvent(new Event("change"));
+    };
+    const named = (kind) => state.namespaces.filter((ns) => ns[0] === kind);
+    const others = state.namespaces.filter((ns) => !groups.some(([kind]) => ns[0] === kind));
+    const scopeList = (title, list, testid) => (list.length ? el("div", { class: "group", "data-testid": testid },
+      el("h3", { text: title }), el("div", { class: "picks" }, list.map((ns) => el("button", {
+        type: "button", class: "pick", "data-testid": "pick-scope", onclick: pick(ns),
+        text: ns[0] in { users: 1, agents: 1, orgs: 1 } && ns.length === 2 ? ns[1] : ns.join(" / ") })))) : null);
+    const events = recent ? recent.items : [];
+    box.replaceChildren(...[
+      el("h2", { text: t("overview") }),
+      state.namespaces.length ? el("p", { class: "hint", text: t("pickScope") }) : null,
+      ...groups.map(([kind, title]) => scopeList(t(title), named(kind), `overview-${kind}`)),
+      scopeList(t("others"), others, "overview-others"),
+      el("h3", { text: t("recent") }),
+      events.length ? el("ul", { class: "audit", "data-testid": "activity" }, events.map((event) => el("li", {
+        "data-operation": event.operation },
+        el("span", { class: "when", text: when(event.at) }), chip(opLabel(event.operation), "op"),
+        el("span", { text: `${t("by")} ${actorLabel(event.actor)}` }),
+        event.namespace && event.namespace.length ? el("button", { type: "button", class: "link ns",
+          text: event.namespace.join(" / "), onclick: pick(event.namespace) }) : null,
+        event.record_id && event.operation !== "purge" ? el("button", { type: "button", class: "link",
+          "data-testid": "activity-open", text: event.record_id.slice(0, 12), onclick: () => openMemory(event.record_id) }) : null,
+        event.detail.reason ? el("span", { class: "reason", text: `${t("why")}: ${reasonLabel(event.detail.reason)}` }) : null)))
+        : el("p", { class: "empty", text: t("noActivity") }),
+    ].filter(Boolean));
   }
 
   function memoryRow(record) {
@@ -270,10 +323,13 @@ const engram = (() => {
 
   function piiNote(record) {
     const encrypted = record.metadata.pii_encrypted;
-    const personal = record.sensitivity !== "normal" || /\[[A-Z_]+(#\d+)?\]/.test(record.content) || encrypted;
+    const held = Array.isArray(encrypted) ? encrypted.length : Object.keys(encrypted || {}).length;
+    const personal = record.sensitivity !== "normal" || /\[[A-Z_]+(#\d+)?\]/.test(record.content) || held;
     if (!personal) return null;
+    // masked when written: the original was never stored, so there is nothing to reveal (and no button)
+    if (!held) return el("div", { class: "pii", "data-testid": "pii-note" }, el("span", { text: t("maskedAtWrite") }));
     const note = el("div", { class: "pii", "data-testid": "pii-note" },
-      el("span", { text: t("masked") + (encrypted && encrypted.length ? ` (${encrypted.length} ${t("encrypted")})` : "") }));
+      el("span", { text: `${t("masked")} (${held} ${t("encrypted")})` }));
     const mayReveal = state.me && state.me.permissions.includes("reveal") && state.paths.has(REVEAL_PATH);
     if (!mayReveal) return note;
     const form = el("form", { class: "ask", hidden: true, "data-testid": "reveal-form" },
@@ -325,7 +381,7 @@ const engram = (() => {
 
   function sourceBlock(record) {
     const s = record.source || {};
-    const rows = [["thread", s.thread_id], ["message", s.message_id], ["actor", s.actor], ["replyTo", s.reply_to],
+    const rows = [["thread", s.thread_id], ["message", s.message_id], ["actor", actorLabel(s.actor)], ["replyTo", s.reply_to],
                   ["supersedes", record.supersedes], ["supersededBy", record.superseded_by]].filter(([, value]) => value);
     if (!rows.some(([name]) => name === "thread" || name === "message")) rows.push(["", t("noSource")]);
     return el("dl", { class: "source", "data-testid": "source" },
@@ -339,9 +395,9 @@ const engram = (() => {
       const before = previous && previous.record ? previous.record.content : "";
       const after = version.record ? version.record.content : "";
       return el("li", { "data-testid": "version", "data-operation": version.operation },
-        el("div", { class: "meta" }, chip(`v${version.version}`), chip(version.operation, "op"),
-           el("span", { class: "when", text: when(version.at) }), el("span", { text: `${t("by")} ${version.actor}` }),
-           version.reason ? el("span", { class: "reason", "data-testid": "version-reason", text: `${t("why")}: ${version.reason}` }) : null,
+        el("div", { class: "meta" }, chip(`v${version.version}`), chip(opLabel(version.operation), "op"),
+           el("span", { class: "when", text: when(version.at) }), el("span", { text: `${t("by")} ${actorLabel(version.actor)}` }),
+           version.reason ? el("span", { class: "reason", "data-testid": "version-reason", text: `${t("why")}: ${reasonLabel(version.reason)}` }) : null,
            version.record ? chip(t(`statuses.${version.record.status}`), version.record.status) : null),
         el("p", { class: "diff", "data-testid": "diff" }, previous ? diff(before, after) : after));
     }));
@@ -353,16 +409,16 @@ const engram = (() => {
       el("span", { class: "when", text: when(event.at) }),
       event.detail.answer_id ? el("span", { text: `${t("answer")} ${event.detail.answer_id}` }) : null,
       event.detail.thread_id ? el("span", { text: `${t("thread")} ${event.detail.thread_id}` }) : null,
-      el("span", { text: `${t("by")} ${event.actor}` }),
+      el("span", { text: `${t("by")} ${actorLabel(event.actor)}` }),
       event.detail.score !== undefined ? chip(`${t("score")} ${Number(event.detail.score).toFixed(2)}`) : null)));
   }
 
   function auditList(events) {
     return el("ul", { class: "audit", "data-testid": "audit" }, events.map((event) => el("li", { "data-operation": event.operation },
-      el("span", { class: "when", text: when(event.at) }), chip(event.operation, "op"),
-      el("span", { text: `${t("by")} ${event.actor}` }),
+      el("span", { class: "when", text: when(event.at) }), chip(opLabel(event.operation), "op"),
+      el("span", { text: `${t("by")} ${actorLabel(event.actor)}` }),
       event.version ? chip(`v${event.version}`) : null,
-      event.detail.reason ? el("span", { class: "reason", text: `${t("why")}: ${event.detail.reason}` }) : null)));
+      event.detail.reason ? el("span", { class: "reason", text: `${t("why")}: ${reasonLabel(event.detail.reason)}` }) : null)));
   }
 
   function fieldTable(record) {
@@ -425,7 +481,9 @@ const engram = (() => {
 
   async function renderPanel(panel) {
     const box = document.getElementById(`tab-${panel.id}`);
-    await guarded(() => panel.render(box, { api, scopeQuery, viewQuery, el, t, lang, openMemory, when, chip }));
+    await guarded(() => panel.render(box, { api, scopeQuery, viewQuery, el, t, lang, openMemory, when, chip, toast,
+                                            guarded, opLabel, actorLabel, reasonLabel, me: state.me,
+                                            rerender: () => renderPanel(panel), refreshList: () => loadList(true) }));
   }
 
   return { start, registerPanel, api, t, lang, el };
