@@ -432,3 +432,25 @@ def test_no_reveal_button_for_what_was_masked_when_written(server, browser):
     note = by_id(driver, "pii-note")
     assert "masked when it was written" in note.text
     assert not by_id(driver, "reveal", many=True)  # the key may reveal, but nothing is stored to reveal
+
+
+def test_the_profile_panel_lists_it_and_pins_or_unpins(reviewing, browser):
+    """Issue 20: the profile (what context() always gives first) read and steered in the inspector."""
+    base, memory = reviewing
+    memory.remember("Allergic to peanuts", ANA)
+    todo = memory.remember("Call the bank on Monday", ANA, kind="todo")
+    driver = browser
+    driver.set_window_size(1280, 800)
+    driver.get(f"{base}/ui/?lang=en")
+    pick_namespace(driver, "users / ana")
+    wait(driver, visible("panel-profile")).click()
+    wait(driver, lambda d: len(rows(d, "profile-row")) == 2)
+    assert rows(driver, "profile-row") == ["Allergic to peanuts", "Ana takes the 8:10 train"]  # constraints first
+    shot(driver, "profile")
+    allergy = next(r for r in by_id(driver, "profile-row", many=True) if "peanuts" in r.text)
+    allergy.find_element(By.CSS_SELECTOR, "[data-testid='profile-unpin']").click()
+    wait(driver, lambda d: rows(d, "profile-row") == ["Ana takes the 8:10 train"])
+    memory.update(todo.id, ANA, pinned=True)  # an app pins a to-do in; the panel shows it first
+    by_id(driver, "panel-profile").click()
+    wait(driver, lambda d: rows(d, "profile-row")[:1] == ["Call the bank on Monday"])
+    assert [r.pinned for r in memory.profile(ANA)][:1] == [True]

@@ -33,6 +33,8 @@ ProbeKind = Literal["implied", "loose", "direct"]
 
 
 class _Model(pydantic.BaseModel):
+    """Frozen, and tolerant of keys a writer added for readers (``persona``, notes)."""
+
     model_config = pydantic.ConfigDict(frozen=True, extra="ignore")
 
 

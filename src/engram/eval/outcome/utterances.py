@@ -31,12 +31,9 @@ from ...errors import BenchmarkDataError
 from ...memory import Memory
 from ...model import Scope
 from .play import TENANT, contains
+from .scenarios import _Model
 
 Why = Literal["question", "temporary", "small_talk", "request", "greeting", "hypothetical", "reported"]
-
-
-class _Model(pydantic.BaseModel):
-    model_config = pydantic.ConfigDict(frozen=True, extra="ignore")
 
 
 class Utterance(_Model):

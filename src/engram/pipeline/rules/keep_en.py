@@ -32,6 +32,18 @@ _FUNCTION_WORDS = frozenset(
 )
 
 # a supposition, not a rule's condition ("… if you touch /payments" states a rule)
+# someone else's opinion or wish for the user: "my boss thinks I should learn Go", "mum keeps telling me to…"
+_THEIR_VIEW = re.compile(
+    r"\b(?:my|our|his|her)\s+(?:\w+\s+)?(?:boss|manager|mum|mom|mother|dad|father|wife|husband|partner|friend|doctor"
+    r"|teacher|colleague|coworker|sister|brother|therapist|coach|parents|family|gf|bf|girlfriend|boyfriend|landlord"
+    r"|neighbou?r|kids?|son|daughter)\s+(?:\w+\s+)?(?:thinks|reckons|says|said|wants me to|keeps telling me|suggested"
+    r"|insists|believes|claims|told me to|would like me to)\b",
+    re.IGNORECASE,
+)
+# what a clinician found is a fact about the user: "my doctor says I have high cholesterol", "GP said my iron is low"
+_DIAGNOSED = re.compile(r"\b(?:doctor|gp|dentist|cardiologist|specialist|consultant|nurse|physio|allergist|vet|surgeon"
+                        r"|optician|dermatologist)\s+(?:says|said|thinks|found|told me|confirmed)\s+(?:that\s+)?"
+                        r"(?:I|my|I'm|I've|I am)\b", re.IGNORECASE)
 _HYPOTHETICAL = re.compile(
     r"^(?:if|suppose|supposing|imagine|assuming|assume|what if|in case|let's say|hypothetically|say)\b"
     r"|\b(?:if I (?:ever|were|was|had|won|could|get|got)|what if|I wish|wish I|if only|would have|could have"
@@ -191,7 +203,8 @@ def why_not(piece: str, *, ends_with_question: bool) -> str | None:
         return "question"
     if _HYPOTHETICAL.search(text):
         return "hypothetical"
-    if _REPORTED.search(text) or _SOMEONE_SAID.search(text) or _QUOTED.search(text) or _META_NEGATION.search(text):
+    if not _DIAGNOSED.search(text) and (_REPORTED.search(text) or _SOMEONE_SAID.search(text) or _QUOTED.search(text)
+                                        or _META_NEGATION.search(text) or _THEIR_VIEW.search(text)):
         return "reported"
     if _REQUEST.match(low) and not _STANDING.search(text):
         return "request"

@@ -17,9 +17,12 @@ from .zh_base import carry_subject, third_person, tidy
 
 # "找房子的话…" marks a topic, not a supposition: 的话 alone is not a hypothetical here
 _HYPOTHETICAL = re.compile(r"如果|假如|要是|假设|万一|倘若|若是|假使|设想|哪天.{0,6}的话|以后.{0,6}的话")
-_REPORTED_BY = re.compile(r"(?:闺蜜|室友|对象|男友|女友|男朋友|女朋友|老师|医生|大夫|领导|上司|客户|邻居|亲戚|家里人|我妈|我爸|我哥|我姐|我弟|我妹"
-                          r"|婆婆|公公|岳母|丈母娘|师傅|他|她|人家|网上|新闻)(?:跟我|和我|对我)?(?:说|讲|觉得|认为|提议|建议)"
-                          r"(?!我|让我|叫我|要我|用户)")
+# someone else's words or opinion: "我老板觉得我该学Go", "我妈非让我考公" — but what a doctor finds is a
+# fact about the user ("医生说我是痛风": see _ABOUT_ME)
+_PEOPLE = (r"(?:闺蜜|室友|对象|男友|女友|男朋友|女朋友|老师|医生|大夫|领导|上司|老板|经理|主管|同事|朋友|同学|客户|邻居|亲戚|家里人"
+           r"|我妈|我爸|老妈|老爸|我哥|我姐|我弟|我妹|老公|老婆|婆婆|公公|岳母|丈母娘|师傅|他|她|人家|网上|新闻)")
+_REPORTED_BY = re.compile(_PEOPLE + r"(?:跟我|和我|对我)?(?:说|讲)(?!我|让我|叫我|要我|用户)"
+                          r"|" + _PEOPLE + r"(?:一直|总|老是|非|非要|总是)?(?:觉得|认为|建议|提议|劝|让我|叫我|要我|逼我|催我|想让)")
 _ABOUT_ME = re.compile(r"(?:说|讲|诊断|查出)(?:我|让我|叫我|要我)")  # "医生说我是痛风": said of the user, a fact about them
 # commas, and spaces between Chinese words ("我吃素的 蛋奶素"), not inside a Latin phrase ("commit message")
 _BREAK = re.compile(r"[，,；;：:、]+|(?<=[\u3400-\u9fff])\s+|\s+(?=[\u3400-\u9fff])|\.\.+|…+|——+|~+|～+")
