@@ -35,6 +35,8 @@ LONG = {
     "purge_scan": ["--users", "20"],
     "approval_paths": [],
     "ci_teardown": ["--rounds", "20"],
+    "blind_writes": ["--threads", "8", "--times", "25"],
+    "files_check": ["--rounds", "10"],
 }
 QUICK = {
     "durability": ["--rounds", "1", "--writers", "2", "--readers", "1", "--seconds", "1.5"],
@@ -48,6 +50,8 @@ QUICK = {
     "purge_scan": ["--users", "2"],
     "approval_paths": [],
     "ci_teardown": ["--rounds", "2"],
+    "blind_writes": ["--threads", "4", "--times", "5"],
+    "files_check": ["--rounds", "2"],
 }
 
 

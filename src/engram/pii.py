@@ -51,8 +51,9 @@ SECRET_KINDS = frozenset({"card", "iban", "secret", "cn_id"})
 # what engram writes in place of a value: "[PHONE]" (masked, or forbidden in a job
 # payload) and "[PHONE#2]" (encrypted); a marker of a forbidden kind is refused like the value
 _MARKER = re.compile(r"\[(" + "|".join(kind.upper() for kind in KINDS) + r")(?:#\d+)?\]")
-# hex ids, UUIDs: metadata values that are identifiers, not text (they may hold digit runs)
-_IDENTIFIER = re.compile(r"(?=[0-9-]*[a-fA-F])[0-9a-fA-F-]{16,}")
+# hex ids, UUIDs and engram's automatic thread ids (auto-20260101T000000-04074097, episodes/
+# recorder.py): identifiers, not text, though they may hold digit runs that read as a phone number
+_IDENTIFIER = re.compile(r"(?=[0-9-]*[a-fA-F])[0-9a-fA-F-]{16,}|auto-\d{8}T\d{6}-[0-9a-f]{8}")
 
 
 @dataclass(frozen=True, slots=True)

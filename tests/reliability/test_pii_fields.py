@@ -17,7 +17,7 @@ from fastapi.testclient import TestClient
 
 from engram import FakeHashEmbedder, Memory, PIIForbiddenError, PIIPolicies, PIIPolicy, Scope, Settings
 from engram.pii import PIIPolicy as Policy
-from engram.pii import Redactor, find_pii
+from engram.pii import Redactor, find_pii, mask_identifier
 from engram.server.http import create_app
 
 MASK_ALL = json.dumps({"default": {"default": "mask", "actions": {"email": "mask", "phone": "mask"}},
@@ -85,6 +85,15 @@ def test_a_forbidden_value_in_a_tag_or_a_metadata_key_is_refused(tmp_path):
             memory.remember("a plain note", scope, category="口令 hunter2")
         assert memory.list(scope).items == ()
     assert b"hunter2" not in b"".join(p.read_bytes() for p in tmp_path.iterdir())
+
+
+def test_engrams_own_thread_ids_are_never_taken_for_a_phone_number():
+    """An automatic thread id's time and the first digits of its random part often read like a
+    phone number (the conformance suite met both below); it is engram's id, kept as it is."""
+    policy = PIIPolicy()
+    for thread_id in ("auto-20260101T000000-04074097", "auto-20260101T021000-3316d14c"):
+        assert mask_identifier(thread_id, policy) == thread_id
+    assert mask_identifier("call-13812345678", policy) == "call-[PHONE]"  # a caller's id is still screened
 
 
 def test_the_inspectors_masked_view_masks_every_field(tmp_path):
