@@ -22,7 +22,7 @@ PINNED = {
     # typed storage errors (issue 11)
     "ReadOnlyStoreError", "StorageFullError",
     # integrity under attack and under load (issue 21)
-    "PurgeReport", "WorkCancelledError",
+    "PurgeReport", "WorkCancelledError", "CorruptDatabaseError",
 }
 
 

@@ -35,7 +35,7 @@ def _app(url: str):
     from engram.server.http import create_app
 
     memory = Memory.open(url, embedder=FakeHashEmbedder(), settings=Settings(auto_worker=False))
-    return memory, create_app(memory, api_keys={KEY: "fuzz"})
+    return memory, create_app(memory, api_keys={KEY: "fuzz[review+reveal]"})  # every endpoint reachable
 
 
 def _register_ndjson() -> None:
@@ -94,6 +94,29 @@ def hostile_requests() -> list[tuple[str, str, dict[str, Any]]]:
         ("GET", "/v1/memories/%00", {}),
         ("GET", "/v1/memories/" + "x" * 10_000, {}),
     ]
+    # issue 21 item 6: lone surrogates in queries and metadata keys, numbers past what a
+    # timedelta holds, NUL, bodies past the request limit (declared, and streamed)
+    lone = "\\ud800"
+    for path in ("/v1/search", "/v1/context", "/v1/recall", "/v1/threads/search"):
+        out += [("POST", path, _json_body(f'{{"query": "tea {lone}"}}')),
+                ("POST", path, _json_body(f'{{"query": "tea", "metadata": {{"{lone}": 1}}}}'))]
+    out += [
+        ("POST", "/v1/memories", _json_body(f'{{"content": "x", "metadata": {{"{lone}": 1}}}}')),
+        ("POST", "/v1/memories", _json_body(f'{{"content": "x", "tags": ["{lone}"]}}')),
+        ("POST", "/v1/memories/batch", _json_body(f'{{"items": [{{"content": "x", "metadata": {{"k{lone}": 1}}}}]}}')),
+        ("POST", "/v1/add", _json_body(f'{{"messages": [{{"role": "user", "content": "hi {lone}"}}]}}')),
+        ("POST", "/v1/memories", _json_body('{"content": "nul \\u0000 inside"}')),
+        ("POST", "/v1/memories", _json_body('{"content": "x", "metadata": {"k\\u0000": 1}}')),
+    ]
+    for days in ("1e300", "1e12", "1e6", "99999999999999999999999", "Infinity", "NaN"):
+        out.append(("POST", "/v1/quality/sample", _json_body(f'{{"days": {days}}}')))
+    for hours in ("1e300", "1e12"):
+        out.append(("GET", "/v1/quality", {"params": {"hours": hours}}))
+    big = b'{"content": "' + b"x" * (9 * 1024 * 1024) + b'"}'
+    out += [("POST", "/v1/memories", {"content": big, "headers": {"Content-Type": "application/json"}}),
+            ("POST", "/v1/add", {"content": iter([big[i:i + (1 << 20)] for i in range(0, len(big), 1 << 20)]),
+                                 "headers": {"Content-Type": "application/json"}}),
+            ("POST", "/v1/add", {"json": {"messages": [{"role": "user", "content": "x" * 1_000_000}]}})]
     return out
 
 

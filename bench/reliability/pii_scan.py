@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common
 
 from engram import FakeHashEmbedder, Memory, PIIForbiddenError, PIIPolicies, Scope, Settings
-from engram.model import Message
+from engram.model import Message, Source
 
 POLICY = {
     "default": {"default": "mask"},
@@ -72,6 +72,32 @@ def plant(memory: Memory, tenant: str, records: int, rng: random.Random) -> list
     return planted
 
 
+def plant_side_fields(memory: Memory, tenant: str, rng: random.Random) -> list[str]:
+    """Personal data in every field around the content (issue 21 item 4): tags,
+    category, metadata keys and values (and a phone number given as a number), source
+    actor, thread and message ids, update and forget reasons, approval and review notes,
+    kept turns' ids and metadata, thread metadata, recall thread and answer ids."""
+    values = [_values(rng)[i % 2] for i in range(20)]
+    number = int(_values(rng)[0])
+    it = iter(values)
+    scope = Scope(tenant, ("users", "bo"))
+    record = memory.remember("Bo keeps a plain note", scope, tags=[f"tag {next(it)}"], category=f"cat {next(it)}",
+                             metadata={f"key {next(it)}": f"value {next(it)}", "number": number},
+                             source=Source(actor=f"agent {next(it)}", thread_id=f"th-{next(it)}",
+                                           message_id=f"msg-{next(it)}"))
+    memory.update(record.id, scope, importance=0.9, reason=f"asked by {next(it)}")
+    other = memory.remember("Bo keeps another note", scope)
+    memory.forget(other.id, scope, reason=f"asked by {next(it)}")
+    memory.threads.record([Message("user", "a plain turn", id=f"turn-{next(it)}")], scope, thread_id=f"t-{next(it)}",
+                          metadata={"contact": next(it)})
+    block = memory.context("plain note", scope, thread_id=f"ctx-{next(it)}", answer_id=f"ans-{next(it)}")
+    if block.recall_id:
+        memory.audit.link_answer(block.recall_id, scope, answer_id=f"ans2-{next(it)}", used=[record.id])
+    for sample in memory.quality.sample(scope, n=3, seed=1):
+        memory.quality.mark(sample.id, scope, "correct", reviewer="rita", note=f"checked with {next(it)}")
+    return [*(v for v in values if v not in set(it)), str(number)]
+
+
 def scan(files: list[Path], values: list[str]) -> dict[str, list[str]]:
     """For each value: the files that hold its bytes."""
     found: dict[str, list[str]] = {}
@@ -100,6 +126,8 @@ def run(backend: str, *, records: int = 40, pg_url: str | None = None, seed: int
             for tenant in ("masked", "encrypted", "forbidden"):
                 planted[tenant] = plant(memory, tenant, records, rng)
             planted["purged"] = plant(memory, "clear", max(4, records // 4), rng)
+            planted["side"] = [value for tenant in ("masked", "encrypted") for _ in range(max(1, records // 40))
+                               for value in plant_side_fields(memory, tenant, rng)]
             memory.purge_scope(Scope("clear"))
             stored_clear = sum(1 for _ in memory.scan(Scope("clear"), include_descendants=True, statuses=None))
             if target.backend == "postgres":  # the documented step after a purge (docs/POSTGRES.md)

@@ -33,6 +33,10 @@ LONG = {
     "llm_faults": ["--repeat", "3", "--call-deadline", "3", "--add-deadline", "6"],
     "search_under_writes": ["--searches", "1000", "--writers", "4"],
     "purge_scan": ["--users", "20"],
+    "approval_paths": [],
+    "ci_teardown": ["--rounds", "20"],
+    "blind_writes": ["--threads", "8", "--times", "25"],
+    "files_check": ["--rounds", "10"],
 }
 QUICK = {
     "durability": ["--rounds", "1", "--writers", "2", "--readers", "1", "--seconds", "1.5"],
@@ -44,6 +48,10 @@ QUICK = {
     "llm_faults": ["--repeat", "1", "--call-deadline", "0.5", "--add-deadline", "1"],
     "search_under_writes": ["--searches", "100", "--writers", "2"],
     "purge_scan": ["--users", "2"],
+    "approval_paths": [],
+    "ci_teardown": ["--rounds", "2"],
+    "blind_writes": ["--threads", "4", "--times", "5"],
+    "files_check": ["--rounds", "2"],
 }
 
 

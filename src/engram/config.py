@@ -35,6 +35,9 @@ class Settings(BaseSettings):
     max_tags: int = Field(100, gt=0)
     max_tag_chars: int = Field(200, gt=0)
     max_category_chars: int = Field(200, gt=0)
+    max_turn_chars: int = Field(32_000, gt=0, description="one conversation turn given to add() or recorded")
+    max_add_chars: int = Field(200_000, gt=0, description="all the turns of one add() or record() together")
+    max_request_bytes: int = Field(8 * 1024 * 1024, gt=0, description="an HTTP request body (413 beyond)")
     cjk_tokenizer: Literal["jieba", "bigram", "jieba+bigram"] | None = Field(
         None, description="CJK terms: None keeps the store's own (a new store gets the default); "
         "another mode than the store's rebuilds its terms (rebuild_terms)"
@@ -118,6 +121,8 @@ class Settings(BaseSettings):
             tags=self.max_tags,
             tag_chars=self.max_tag_chars,
             category_chars=self.max_category_chars,
+            turn_chars=self.max_turn_chars,
+            add_chars=self.max_add_chars,
         )
 
     def floor(self, embedder: str) -> RelevanceFloor | None:

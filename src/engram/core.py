@@ -37,6 +37,7 @@ from .limits import InputLimits
 from .model import Job, MemoryRecord, Operation, SearchHit, Status, Version
 from .pii import ENCRYPTED_KEY, PIIPolicies, PIIPolicy, Redactor, screen, screen_record
 from .search.tokenize import DEFAULT_TOKENIZER, Tokenizer
+from .side_fields import screened_batch
 from .store.base import AuditDraft, Holding, RecordWrite, Store, Touch, WriteBatch
 from .writes import new_id, retire
 
@@ -183,7 +184,7 @@ class WriteCore:
         )
         if (batch.records or batch.purge_ids or batch.audit or batch.touches or batch.jobs
                 or not governance.empty or not batch.episodes.empty):
-            self.store.apply(batch)
+            self.store.apply(screened_batch(batch, self.pii_for(tenant)))  # every text beside the records
         return records
 
     def write(

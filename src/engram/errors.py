@@ -14,7 +14,8 @@
     ├── PendingApprovalError       an approval rule matched: kept as a pending change, not written
     │                              (defined next to PendingChange, in engram.governance.values)
     ├── StorageError               the database failed (driver errors are translated once)
-    │   ├── NotAnEngramDatabaseError
+    │   ├── NotAnEngramDatabaseError   another program's file, or an empty one
+    │   ├── CorruptDatabaseError   the file is damaged: opened for reading at most, never written
     │   ├── MigrationError
     │   ├── StorageFullError       the disk (or the database's size limit) is full; nothing written
     │   ├── ReadOnlyStoreError     the database was opened read-only (file not writable); reads work
@@ -95,6 +96,12 @@ class NotAnEngramDatabaseError(StorageError):
 
 class MigrationError(StorageError):
     pass
+
+
+class CorruptDatabaseError(StorageError):
+    """The database file is damaged (SQLite's quick_check, or a read that met a broken
+    page): engram does not write to it. Restore a backup, or read what is left with
+    ``SQLiteStore(path, read_only=True)``."""
 
 
 class StorageFullError(StorageError):

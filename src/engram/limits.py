@@ -17,7 +17,7 @@ reads of its scope.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,6 +35,31 @@ def check_offset(offset: Any) -> int:
     return offset
 
 
+def check_unicode(text: str, what: str) -> str:
+    """Text every backend, embedder and tokenizer can encode: no lone surrogate."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidValueError(f"{what} is not valid Unicode (a lone surrogate)") from None
+    return text
+
+
+def check_storable_text(value: Any, what: str) -> None:
+    """Text any backend can store, in a value and everything inside it (keys too): no
+    NUL (PostgreSQL text and jsonb cannot hold it) and no lone surrogate."""
+    if isinstance(value, str):
+        if "\x00" in value:
+            raise InvalidValueError(f"{what} contains a NUL character")
+        check_unicode(value, what)
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            check_storable_text(key, f"{what} key")
+            check_storable_text(item, f"{what}[{key!r}]")
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            check_storable_text(item, what)
+
+
 def check_count(value: Any, what: str) -> int:
     """A positive integer (k, limit, window) that a database can still add to an offset."""
     if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= MAX_OFFSET:
@@ -50,11 +75,14 @@ class InputLimits:
     tags: int = 100
     tag_chars: int = 200
     category_chars: int = 200
+    turn_chars: int = 32_000
+    add_chars: int = 200_000
 
     def __post_init__(self) -> None:
         if not 1 <= self.metadata_depth <= METADATA_DEPTH_CEILING:
             raise InvalidValueError(f"metadata_depth must be in [1, {METADATA_DEPTH_CEILING}]")
-        for name in ("content_chars", "metadata_bytes", "tags", "tag_chars", "category_chars"):
+        for name in ("content_chars", "metadata_bytes", "tags", "tag_chars", "category_chars", "turn_chars",
+                     "add_chars"):
             if getattr(self, name) < 1:
                 raise InvalidValueError(f"{name} must be at least 1")
 
@@ -62,11 +90,24 @@ class InputLimits:
         if len(text) > self.content_chars:
             raise InvalidContentError(f"{what} has {len(text)} characters; the limit is {self.content_chars}")
 
+    def check_turns(self, contents: Sequence[str]) -> None:
+        """The turns of one add() or record(): each, and all together (a conversation is
+        refused whole, before anything of it is kept or sent to a model)."""
+        for number, text in enumerate(contents, start=1):
+            if len(text) > self.turn_chars:
+                raise InvalidContentError(f"turn {number} has {len(text)} characters; the limit is {self.turn_chars}")
+        total = sum(len(text) for text in contents)
+        if total > self.add_chars:
+            raise InvalidContentError(f"the turns have {total} characters together; the limit is {self.add_chars}")
+
     def check_metadata(self, metadata: Mapping[str, Any]) -> None:
         depth = nesting_depth(metadata, self.metadata_depth)
         if depth > self.metadata_depth:
             raise InvalidValueError(f"metadata is nested more than {self.metadata_depth} levels deep")
-        size = len(json.dumps(dict(metadata), ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
+        try:
+            size = len(json.dumps(dict(metadata), ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
+        except UnicodeEncodeError:
+            raise InvalidValueError("metadata is not valid Unicode (a lone surrogate in a key or a value)") from None
         if size > self.metadata_bytes:
             raise InvalidValueError(f"metadata is {size} bytes as JSON; the limit is {self.metadata_bytes}")
 

@@ -28,7 +28,7 @@ from .governance.facade import Approvals, Audit, Keys, Quality
 from .governance.recalls import Recall
 from .governance.rules import ApprovalRules
 from .governance.values import GovernanceWrites
-from .limits import check_count, check_offset
+from .limits import check_count, check_offset, check_unicode
 from .llm.base import LLM
 from .model import (
     Kind,
@@ -57,7 +57,7 @@ from .replies import link_replies, threads_to_look_up
 from .search.context import ContextBlock, build_context
 from .search.profile import profile_members, rank_profile
 from .search.retrieve import Retriever, retrieve
-from .search.store_terms import StoreTerms, store_terms
+from .search.store_terms import RebuildLease, StoreTerms, store_terms
 from .search.tokenize import Tokenizer
 from .store import Store, open_store
 from .store.base import AuditDraft, AuditQuery, RecordFilter, TimeRange
@@ -236,6 +236,7 @@ class Memory:
         here, so consolidation never extracts them a second time."""
         check_scope(scope)
         turns = normalize_messages(messages, message_ids)
+        self.core.limits.check_turns([turn.content for turn in turns])  # nothing kept, nothing sent to a model
         self.threads._keep(turns, scope, thread_id, {"surface": actor}, turn_metadata={EXTRACTED_BY: "add"})
         if not background:
             return AddRun(self.core, self.pipeline, scope, thread_id, actor).run(turns, force=force)
@@ -423,6 +424,7 @@ class Memory:
         by something else than their text)."""
         if not isinstance(query, str) or not query.strip():
             raise InvalidValueError("query must be a non-empty string")
+        check_unicode(query, "query")
         check_count(k, "k")
         now = self.clock.now() if as_of is None else _as_of(as_of)
         if as_of is not None and statuses == (Status.ACTIVE,):
@@ -476,7 +478,7 @@ class Memory:
         block = build_context(above, query, budget_tokens, language, profile=profile,
                               profile_share=self.settings.profile_share)
         block = replace(block, below_floor=sum(hit.record.id not in block.profile for hit in below))
-        if self.settings.record_recalls:
+        if self._records_recalls:
             detail = {key: value for key, value in (("answer_id", answer_id), ("thread_id", thread_id)) if value}
             latency_ms = (time.perf_counter() - started) * 1000
             recall_id = self.core.record_recall(block.hits, actor, detail, tenants=list(dict.fromkeys(
@@ -524,7 +526,7 @@ class Memory:
         started = time.perf_counter()
         hits = sorted((hit for s in scopes for hit in self.search(query, s, k=k, min_score=min_score, kinds=kinds)),
                       key=lambda hit: (-hit.score, hit.record.id))[:k]
-        if not self.settings.record_recalls:
+        if not self._records_recalls:
             return Recall(None, tuple(hits))
         detail = {key: value for key, value in (("answer_id", answer_id), ("thread_id", thread_id)) if value}
         recall_id = self.core.record_recall(hits, actor, detail, tenants=list(dict.fromkeys(s.tenant for s in scopes)),
@@ -607,10 +609,26 @@ class Memory:
                 f"(ENGRAM_CJK_TOKENIZER={terms.tokenizer.mode}), or open with Settings(rebuild_terms=True); "
                 f"to keep the store's terms, open with cjk_tokenizer unset"
             )
-        log.warning("rebuilding the lexical terms of %s: %s -> %s", self.location, terms.stored, terms.tokenizer.name)
-        return reindex_store(self.core, terms_from=terms.stored)
+        lease = RebuildLease(self.store)
+        if not lease.take():  # another process is rebuilding them: once is enough
+            log.warning("the lexical terms of %s are being rebuilt by another process", self.location)
+            return 0
+        try:
+            if not store_terms(self.store, terms.tokenizer.mode).stale:
+                return 0  # rebuilt by another process between our look and our lease
+            log.warning("rebuilding the lexical terms of %s: %s -> %s", self.location, terms.stored,
+                        terms.tokenizer.name)
+            return reindex_store(self.core, terms_from=terms.stored, progress=lambda done, total: lease.renew())
+        finally:
+            lease.release()
 
     # -- helpers -----------------------------------------------------------------------------
+
+    @property
+    def _records_recalls(self) -> bool:
+        """context() and recall() log which memories served (Settings.record_recalls),
+        except on a store open read-only (a read-only mount): they still answer."""
+        return self.settings.record_recalls and not getattr(self.store, "read_only", False)
 
     @property
     def _contention_budget_s(self) -> float:

@@ -31,14 +31,19 @@ KEY_ENV = "ENGRAM_ENCRYPTION_KEY"  # Fernet keys, newest first, comma-separated:
 KeyProvider = Callable[[str], "str | Sequence[str] | None"]
 
 PATTERNS: dict[str, re.Pattern[str]] = {
-    "email": re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"),
+    # ASCII local part and domain: "联系ana@x.com" is the address after the Chinese text
+    "email": re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+"),
     "cn_id": re.compile(r"(?<!\d)\d{17}[\dXx](?!\d)"),
     "card": re.compile(r"(?<!\d)(?:\d[ -]?){13,19}(?!\d)"),
     "phone": re.compile(r"(?<![\d+])(?:\+?\d{1,3}[ -]?)?(?:1[3-9]\d{9}|\(?\d{2,4}\)?[ -]?\d{3,4}[ -]?\d{4})(?!\d)"),
     "iban": re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){3,7}\b"),
     "secret": re.compile(
         r"\b(?:sk|pk|ghp|xox[bp])[-_][A-Za-z0-9_-]{16,}\b"
-        r"|(?i:password|passcode|pin code|密码|口令)\s*(?i:is|:|：|是|为|=)\s*\S+"
+        # a keyword, then "is" / ":" / "=" (… "是" / "为"), then the secret
+        r"|(?i:\b(?:password|passcode|passwd|pwd|pin(?:\s*code)?)\b|密码|口令|暗码)\s*(?i:is|:|：|是|为|=)\s*\S+"
+        # or right after the keyword, a token that looks like one (a digit or a symbol in it)
+        r"|(?i:\b(?:password|passcode|passwd|pwd|pin(?:\s*code)?))\s+(?=\S*[\d!@#$%^&*])\S{4,}"
+        r"|(?:密码|口令|暗码)\s*[A-Za-z0-9!@#$%^&*_+=.-]{4,}"
     ),
 }
 KINDS: tuple[str, ...] = ("secret", "email", "cn_id", "iban", "card", "phone")  # the more specific first
@@ -46,8 +51,9 @@ SECRET_KINDS = frozenset({"card", "iban", "secret", "cn_id"})
 # what engram writes in place of a value: "[PHONE]" (masked, or forbidden in a job
 # payload) and "[PHONE#2]" (encrypted); a marker of a forbidden kind is refused like the value
 _MARKER = re.compile(r"\[(" + "|".join(kind.upper() for kind in KINDS) + r")(?:#\d+)?\]")
-# hex ids, UUIDs: metadata values that are identifiers, not text (they may hold digit runs)
-_IDENTIFIER = re.compile(r"(?=[0-9-]*[a-fA-F])[0-9a-fA-F-]{16,}")
+# hex ids, UUIDs and engram's automatic thread ids (auto-20260101T000000-04074097, episodes/
+# recorder.py): identifiers, not text, though they may hold digit runs that read as a phone number
+_IDENTIFIER = re.compile(r"(?=[0-9-]*[a-fA-F])[0-9a-fA-F-]{16,}|auto-\d{8}T\d{6}-[0-9a-f]{8}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,6 +140,12 @@ class PIIFinding:
     start: int
     end: int
     marker: bool = False  # an engram marker ("[PHONE]") rather than the value itself
+    inner: tuple[str, ...] = ()  # other kinds inside it: a phone number as an e-mail's local part
+
+    def kind_under(self, policy: PIIPolicy) -> str:
+        """The kind whose action applies: the strictest of the value and what it holds
+        (``13812345678@139.com`` is masked as a phone where e-mails are allowed)."""
+        return max((self.kind, *self.inner), key=lambda kind: _SEVERITY[policy.action_for(kind)])
 
 
 def _luhn_ok(digits: str) -> bool:
@@ -146,7 +158,8 @@ def _luhn_ok(digits: str) -> bool:
 
 # cheap tests that rule kinds out before their patterns run (most texts hold none)
 _DIGIT_RUN = re.compile(r"\d[\d ()+-]{7,}\d")
-_SECRET_HINT = re.compile(r"(?i:password|passcode|pin code)|密码|口令|\b(?:sk|pk|ghp|xox[bp])[-_]")
+_SECRET_HINT = re.compile(r"(?i:password|passcode|passwd|pwd|\bpin\b)|密码|口令|暗码|\b(?:sk|pk|ghp|xox[bp])[-_]")
+_SEVERITY = {"allow": 0, "mask": 1, "encrypt": 2, "forbid": 3}
 
 
 def _possible_kinds(text: str) -> list[str]:
@@ -167,7 +180,10 @@ def find_pii(text: str) -> list[PIIFinding]:
                 continue
             if any(match.start() < f.end and f.start < match.end() for f in taken):
                 continue
-            taken.append(PIIFinding(kind, match.start(), match.end()))
+            inner: tuple[str, ...] = ()
+            if kind == "email" and PATTERNS["phone"].fullmatch(match.group().split("@", 1)[0]):
+                inner = ("phone",)
+            taken.append(PIIFinding(kind, match.start(), match.end(), inner=inner))
     for match in _MARKER.finditer(text) if "[" in text else ():
         if not any(match.start() < f.end and f.start < match.end() for f in taken):
             taken.append(PIIFinding(match.group(1).lower(), match.start(), match.end(), marker=True))
@@ -220,6 +236,7 @@ class Redactor:
         findings = find_pii(text)
         if not findings:
             return text
+        findings = [replace(f, kind=f.kind_under(self.policy), inner=()) if f.inner else f for f in findings]
         refused = sorted({f.kind for f in findings if self.policy.action_for(f.kind) == "forbid"})
         if refused and refuse:
             raise PIIForbiddenError(f"PII policy forbids storing {', '.join(refused)} (found in {where})",
@@ -273,18 +290,56 @@ def screen(record: MemoryRecord, policy: PIIPolicy, *, refuse: bool = True) -> S
     if reply_to is not None:
         reply_to = redactor.text(reply_to, "source.reply_to", refuse=refuse)
     metadata = _screen_mapping(redactor, record.metadata, "metadata", refuse)
+    tags = tuple(redactor.text(tag, "tags", refuse=refuse) for tag in record.tags)
+    category = redactor.text(record.category, "category", refuse=refuse) if record.category else record.category
+    source = record.source
+    actor = mask_identifier(source.actor, policy)
+    thread_id, message_id = (mask_identifier(value, policy) if value else value
+                             for value in (source.thread_id, source.message_id))
+    ids = (actor, thread_id, message_id)
     kinds = frozenset(redactor.kinds)
-    if not redactor.kinds and content == record.content and metadata is record.metadata:
+    if (not redactor.kinds and content == record.content and metadata is record.metadata
+            and ids == (source.actor, source.thread_id, source.message_id)):
         return Screened(record, kinds)
     if redactor.encrypted:
         metadata = {**metadata, ENCRYPTED_KEY: {**previous, **redactor.encrypted}}
     return Screened(replace(
         record,
         content=content,
-        source=replace(record.source, reply_to=reply_to),
+        tags=tags,
+        category=category,
+        source=replace(source, reply_to=reply_to, actor=actor, thread_id=thread_id, message_id=message_id),
         metadata=freeze_mapping(metadata),
         sensitivity=_raised(record.sensitivity, redactor.kinds),
     ), kinds)
+
+
+def mask_identifier(value: str, policy: PIIPolicy) -> str:
+    """An id or a name kept beside the text (a thread or message id, an actor, a
+    reviewer): personal data the policy does not allow becomes its marker. Ids are never
+    encrypted (they are looked up as given: the same input always masks the same way)
+    and never refused."""
+    if _IDENTIFIER.fullmatch(value) or not _possible_kinds(value):  # engram's own hex ids hold digit runs
+        return value
+    return masked_for_display(value, policy)
+
+
+def mask_values(value: Any, policy: PIIPolicy) -> Any:
+    """Free text kept beside a record (reasons, review notes, audit details, thread
+    metadata), keys and values alike: what the policy does not allow is masked. It has
+    no place for a ciphertext, so an encrypted kind is masked too; nothing is refused
+    (such text comes with changes that must never be stuck)."""
+    if isinstance(value, str):
+        return mask_identifier(value, policy)
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**6:
+        masked = mask_identifier(str(value), policy)
+        return value if masked == str(value) else masked
+    if isinstance(value, Mapping):
+        return {mask_values(k, policy) if isinstance(k, str) else k: mask_values(v, policy)
+                for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(mask_values(item, policy) for item in value)
+    return value
 
 
 def _next_token(encrypted: Mapping[str, Any]) -> int:
@@ -302,14 +357,19 @@ def _raised(current: Sensitivity, kinds: set[str]) -> Sensitivity:
 
 def _screen_mapping(redactor: Redactor, data: Mapping[str, Any], where: str, refuse: bool) -> Mapping[str, Any]:
     """The same mapping object when nothing changed (the common case), else a copy."""
-    changed = {}
+    changed: dict[str, Any] = {}
+    renamed = False
     for key, value in data.items():
         if key == ENCRYPTED_KEY:
+            changed[key] = value
             continue
+        name = redactor.text(key, f"{where} key", refuse=refuse) if isinstance(key, str) else key
         screened = _screen_value(redactor, value, f"{where}.{key}", refuse)
+        renamed |= name != key
+        changed[name] = screened
         if screened is not value:
-            changed[key] = screened
-    return {**data, **changed} if changed else data
+            renamed = True
+    return changed if renamed else data
 
 
 def _screen_value(redactor: Redactor, value: Any, where: str, refuse: bool) -> Any:
@@ -318,6 +378,10 @@ def _screen_value(redactor: Redactor, value: Any, where: str, refuse: bool) -> A
             return value
         screened = redactor.text(value, where, refuse=refuse)
         return value if screened == value else screened
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**6:
+        # a phone number or an id number given as a number is personal data too
+        screened = redactor.text(str(value), where, refuse=refuse)
+        return value if screened == str(value) else screened
     if isinstance(value, Mapping):
         return _screen_mapping(redactor, value, where, refuse)
     if isinstance(value, (list, tuple)):

@@ -68,12 +68,21 @@ class PgServer:
         _commands.pg_ctl(["-w", "-m", "fast", "restart"], pgdata=handle.pgdata, user=handle.system_user, timeout=60)
 
     def pg_ctl(self, *args: str) -> None:
+        self.pg_ctl_of(self.handle, *args)
+
+    @staticmethod
+    def pg_ctl_of(handle: object, *args: str) -> None:
         from pgserver import _commands
 
-        handle = self.handle
         _commands.pg_ctl(["-w", *args], pgdata=handle.pgdata, user=handle.system_user, timeout=60)
 
     def stop(self) -> None:
+        """Stop the server and delete its data; never raises (a teardown must not turn a
+        green run red). pg_ctl's ``stop -w`` returns once postmaster.pid is gone, while
+        the postmaster may still be exiting: pgserver's cleanup then saw it running,
+        tried to stop it again, and its psutil ``terminate()`` raised NoSuchProcess
+        (from ProcessLookupError) once it had exited (issue 21 item 10). So: wait for
+        the process to be gone, and treat whatever the cleanup raises as done."""
         if self.handle is not None:
             # pgserver stops the server only when no other process registered a handle
             # on it; stop it ourselves first, it is ours (and keep pgserver from logging
@@ -81,15 +90,35 @@ class PgServer:
             import logging
 
             logging.getLogger("pgserver").setLevel(logging.CRITICAL)
-            for stop in (lambda: self.pg_ctl("-m", "fast", "stop"), self.handle.cleanup):
-                try:
-                    stop()
-                except (subprocess.CalledProcessError, subprocess.TimeoutExpired, OSError):
-                    pass
-            self.handle = None
+            handle, self.handle = self.handle, None
+            try:
+                self.pg_ctl_of(handle, "-m", "fast", "stop")
+            except (subprocess.CalledProcessError, subprocess.TimeoutExpired, OSError):
+                pass
+            _wait_gone(handle)
+            try:
+                handle.cleanup()
+            except Exception:  # psutil.NoSuchProcess and kin: the server is gone either way
+                pass
         if self.tmpdir:
             shutil.rmtree(self.tmpdir, ignore_errors=True)
             self.tmpdir = None
+
+
+def _wait_gone(handle: object, timeout: float = 30.0) -> None:
+    """Until the postmaster pgserver knows of has exited (bounded; psutil errors mean gone)."""
+    import time
+
+    info = getattr(handle, "_postmaster_info", None)
+    process = getattr(info, "process", None)
+    if process is None:
+        return
+    deadline = time.monotonic() + timeout
+    try:
+        while process.is_running() and time.monotonic() < deadline:
+            time.sleep(0.05)
+    except Exception:  # NoSuchProcess, AccessDenied: nothing left to wait for
+        return
 
 
 def with_options(url: str, *, schema: str | None = None, user: str | None = None,

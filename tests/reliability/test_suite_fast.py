@@ -42,7 +42,8 @@ def test_masked_encrypted_and_forbidden_pii_never_reaches_the_database_files(bac
         pytest.skip(result["skipped"])
     assert result["files_scanned"] > 0 and result["planted"]["masked"] == 16
     assert {k: v for k, v in result["found"].items() if k != "purged"} == {
-        "masked": 0, "encrypted": 0, "forbidden": 0}, result["first_leak"]
+        "masked": 0, "encrypted": 0, "forbidden": 0, "side": 0}, result["first_leak"]
+    assert result["planted"]["side"] >= 30
     assert result["purged_left_in_db"] == 0
 
 

@@ -15,7 +15,7 @@ from engram.store.sqlite import SQLiteStore
 KEY, READER = "key-acme-admin-0123", "key-acme-reader-0123"  # two keys, one tenant
 ADMIN = {"Authorization": f"Bearer {KEY}"}
 PLAIN = {"Authorization": f"Bearer {READER}"}
-ASSETS = ("index.html", "app.js", "app.css", "i18n.js", "panels.js")
+ASSETS = ("index.html", "app.js", "app.css", "i18n.js", "panels.js", "profile.js")
 
 
 @pytest.fixture

@@ -18,6 +18,7 @@ from ..errors import InvalidValueError, NotFoundError
 from ..limits import check_count
 from ..llm.base import LLM
 from ..model import MemoryRecord, Scope, check_scope, utc
+from ..pii import mask_identifier
 from ..pipeline.messages import Message, normalize_messages
 from ..pipeline.run import Pipeline
 from .recorder import record_turns
@@ -41,7 +42,9 @@ class Threads:
         """Keep conversation turns in their thread (PII-screened like memories) without
         extracting anything; returns the thread id (None when episodes are switched off)."""
         check_scope(scope)
-        return self._keep(normalize_messages(messages), scope, thread_id, metadata)
+        turns = normalize_messages(messages)
+        self._core.limits.check_turns([turn.content for turn in turns])
+        return self._keep(turns, scope, thread_id, metadata)
 
     def _keep(
         self, turns: Sequence[Message], scope: Scope, thread_id: str | None, metadata: Mapping[str, Any] | None,
@@ -53,6 +56,10 @@ class Threads:
         return record_turns(self._core, turns, scope, thread_id, idle_gap=idle_gap(self._settings),
                             metadata=metadata, turn_metadata=turn_metadata)
 
+    def _stored_id(self, thread_id: str, scope: Scope) -> str:
+        """A thread id as it was stored: what the PII policy masks, masked the same way."""
+        return mask_identifier(thread_id, self._core.pii_for(scope.tenant)) if isinstance(thread_id, str) else thread_id
+
     def list(self, scope: Scope, *, limit: int = 50, include_descendants: bool = False) -> builtins.list[Thread]:
         """The scope's conversations, most recent first."""
         check_scope(scope)
@@ -63,6 +70,7 @@ class Threads:
         """Every turn of one thread, in order; NotFoundError when the scope has no such thread."""
         check_scope(scope)
         check_count(limit, "limit")
+        thread_id = self._stored_id(thread_id, scope)
         if not self._core.store.threads(scope.tenant, ThreadQuery(scope.namespace, ids=(thread_id,), limit=1)):
             raise NotFoundError(f"no thread {thread_id!r} in scope {scope}")
         return self._core.store.turns(scope.tenant, TurnQuery(scope.namespace, thread_id=thread_id, limit=limit))
@@ -87,6 +95,7 @@ before: datetime | None = None,
     def episode(self, thread_id: str, scope: Scope) -> MemoryRecord | None:
         """The episode memory summarising a thread, once written."""
         check_scope(scope)
+        thread_id = self._stored_id(thread_id, scope)
         found = self._core.store.threads(scope.tenant, ThreadQuery(scope.namespace, ids=(thread_id,), limit=1))
         if not found or found[0].episode_id is None:
             return None

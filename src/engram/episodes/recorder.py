@@ -12,6 +12,7 @@ from typing import Any
 from ..core import WriteCore
 from ..errors import InvalidValueError
 from ..model import Message, Scope, check_label, utc
+from ..pii import mask_identifier
 from .values import EpisodeWrites, ThreadQuery, TurnDraft
 
 AUTO_PREFIX = "auto-"
@@ -30,7 +31,9 @@ def record_turns(
     if not messages:
         raise InvalidValueError("no turns to record")
     now = core.clock.now()
-    thread = thread_id or _auto_thread(core, scope, now, idle_gap)
+    # stored as the PII policy leaves ids (what it masks, masked): the id returned is the one kept
+    thread = mask_identifier(thread_id, core.pii_for(scope.tenant)) if thread_id else _auto_thread(
+        core, scope, now, idle_gap)
     extra = dict(metadata or {})
     drafts = tuple(
         TurnDraft(scope.namespace, thread, m.role, m.content, utc(m.at) if m.at is not None else now,

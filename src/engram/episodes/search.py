@@ -14,6 +14,7 @@ import numpy as np
 
 from ..core import WriteCore
 from ..errors import InvalidValueError
+from ..limits import check_unicode
 from ..model import Scope
 from .values import EpisodeWrites, Turn, TurnQuery, TurnVector
 
@@ -69,6 +70,7 @@ def rank_turns(core: WriteCore, scope: Scope, query: str, options: SearchOptions
     the excerpts are built from)."""
     if not isinstance(query, str) or not query.strip():
         raise InvalidValueError("query must be a non-empty string")
+    check_unicode(query, "query")
     if options.k <= 0 or options.window < 0:
         raise InvalidValueError("k must be positive and window >= 0")
     lexical = _lexical(core, scope, query, options.descendants)
@@ -134,8 +136,16 @@ def embed_missing(core: WriteCore, scope: Scope, descendants: bool, limit: int) 
 def _semantic(core: WriteCore, scope: Scope, query: str, options: SearchOptions) -> dict[int, float]:
     if options.lexical_weight >= 1.0:
         return {}
-    embed_missing(core, scope, options.descendants, options.embed_limit)
+    read_only = bool(getattr(core.store, "read_only", False))
+    if not read_only:
+        embed_missing(core, scope, options.descendants, options.embed_limit)
     stored = core.store.turn_vectors(scope.tenant, scope.namespace, options.descendants, core.embedder.name)
+    if read_only:  # nothing may be written (a read-only file): turns without a vector are embedded for this search
+        todo = core.store.turns(scope.tenant, TurnQuery(scope.namespace, descendants=options.descendants,
+                                                        without_vector=core.embedder.name, newest_first=True,
+                                                        limit=options.embed_limit))
+        if todo:
+            stored.update(zip((t.seq for t in todo), core.embedder.embed([t.content for t in todo])))
     if not stored:
         return {}
     seqs = np.fromiter(stored.keys(), dtype=np.int64, count=len(stored))

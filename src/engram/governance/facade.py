@@ -14,6 +14,7 @@ from ..core import WriteCore
 from ..errors import InvalidValueError, NotFoundError
 from ..limits import check_count, check_offset
 from ..model import AuditEvent, MemoryRecord, Operation, Scope, check_scope, parse_enum, utc
+from ..pii import mask_identifier
 from ..store.base import AuditQuery
 from . import approvals as _approvals
 from . import keys as _keys
@@ -117,6 +118,8 @@ class Audit(Part):
         """The memories behind an answer id (or one recall id): what was in the prompt,
         with scores, and which the answer used."""
         check_scope(scope)
+        if isinstance(ident, str):  # an answer id is stored as the PII policy leaves it
+            ident = mask_identifier(ident, self._core.pii_for(scope.tenant))
         return _recalls.trace(self._core, scope.tenant, ident)
 
 

@@ -125,8 +125,17 @@ class ApprovalRule:
         return _glob("/".join(record.scope.namespace), self.namespaces, "namespace")
 
     def _path(self, record: MemoryRecord) -> str | bool | None:
-        path = record.metadata.get("path")
-        return _glob(path if isinstance(path, str) else None, self.paths, "path")
+        """A Deep Agents file matches by the path the agent wrote (``/memories/hr/x.md``:
+        the route's mount + the path inside it) or by the path inside the route (``/hr/x.md``)."""
+        path, mount = record.metadata.get("path"), record.metadata.get("mount")
+        if not isinstance(path, str):
+            return _glob(None, self.paths, "path")
+        if isinstance(mount, str) and mount.strip("/"):
+            written = mount.rstrip("/") + path
+            found = _glob(written, self.paths, "path")
+            if found:
+                return found
+        return _glob(path, self.paths, "path")
 
     def _pii(self, kinds: frozenset[str]) -> str | bool | None:
         if not self.pii:

@@ -44,8 +44,16 @@ def summary(pending: PendingChange) -> dict[str, Any]:
     return {"id": pending.id, "proposed_by": pending.actor, "rule": pending.rule, "reason": pending.reason,
             "expires_at": pending.expires_at.isoformat(),
             "changes": [{"operation": c.operation.value, "kind": c.record.kind.value, "content": c.record.content,
-                         "namespace": list(c.record.scope.namespace), "path": c.record.metadata.get("path")}
+                         "namespace": list(c.record.scope.namespace), "path": _written_path(c.record.metadata)}
                         for c in pending.changes]}
+
+
+def _written_path(metadata: Mapping[str, Any]) -> str | None:
+    """A Deep Agents file's path as the agent wrote it: its route's mount + the path inside."""
+    path, mount = metadata.get("path"), metadata.get("mount")
+    if isinstance(path, str) and isinstance(mount, str) and mount.strip("/"):
+        return mount.rstrip("/") + path
+    return path if isinstance(path, str) else None
 
 
 def payload(pending: Sequence[dict[str, Any]]) -> dict[str, Any]:

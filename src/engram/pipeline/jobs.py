@@ -23,7 +23,7 @@ from typing import Any
 from ..core import WriteCore
 from ..errors import EngramError, WorkCancelledError
 from ..model import Job, JobStatus, Message, Scope, freeze_mapping
-from ..pii import ENCRYPTED_KEY, redact_message, reveal
+from ..pii import ENCRYPTED_KEY, masked_for_display, redact_message, reveal
 from ..store.base import Holding
 from ..writes import new_id
 from .messages import message_from_data, message_to_data
@@ -33,6 +33,7 @@ log = logging.getLogger(__name__)
 LEASE_SECONDS = 300.0
 MAX_ATTEMPTS = 5
 BACKOFF_SECONDS = 2.0
+SHOWN_CHARS = 1000  # of each event's text kept in a finished job's result (the record holds the whole)
 
 
 def enqueue(core: WriteCore, messages: list[Message], scope: Scope, thread_id: str | None, actor: str,
@@ -88,7 +89,8 @@ def work_once(core: WriteCore, pipeline: Pipeline) -> Job | None:
 def _summary(result: AddResult) -> dict[str, Any]:
     """What a finished job keeps: every event (SKIPPED ones with their reason) and the
     count of each, so a job whose items were all invalid says so in its result."""
-    events = [asdict(e) | {"kind": e.kind.value if e.kind else None} for e in result.events]
+    events = [asdict(e) | {"kind": e.kind.value if e.kind else None, "content": e.content[:SHOWN_CHARS]}
+              for e in result.events]
     counts: dict[str, int] = {}
     for event in result.events:
         counts[event.event] = counts.get(event.event, 0) + 1
@@ -97,6 +99,8 @@ def _summary(result: AddResult) -> dict[str, Any]:
 
 def _failed(core: WriteCore, job: Job, error: str) -> None:
     now = core.clock.now()
+    # an error may quote what the model or the turns said: kept as the policy lets text be shown
+    error = masked_for_display(error, core.pii_for(job.tenant))[:SHOWN_CHARS]
     attempts = job.attempts  # already counted by claim
     if attempts >= job.max_attempts:
         log.warning("job %s parked after %d attempts: %s", job.id, attempts, error)

@@ -39,6 +39,7 @@ from .topics import slot_changes, topics
 from .trigger import TriggerPolicy, should_extract
 
 MAX_CONFLICT_RETRIES = 3
+MAX_ITEMS = 100  # candidates (and invalid items) one add() looks at; a model answering more is cut here
 SLOT_SCAN = 200  # how many of a scope's newest memories a change of a one-value topic is compared with
 # A kept turn's metadata key: "add" when Memory.add extracts it (now or in its background job),
 # so consolidation moves its watermark past the turn without extracting it again.
@@ -184,8 +185,13 @@ class AddRun:
     def _write(self, extraction: Extraction, trigger_reason: str) -> AddResult:
         plan = _Plan()
         plan.events += [AddEvent("SKIPPED", self._shown(text), None, f"invalid item from the model: {why}")
-                        for text, why in extraction.dropped]
-        candidates = self._forgets(extraction.candidates, plan)
+                        for text, why in extraction.dropped[:MAX_ITEMS]]
+        candidates = extraction.candidates[:MAX_ITEMS]
+        over = len(extraction.candidates) - len(candidates) + max(len(extraction.dropped) - MAX_ITEMS, 0)
+        if over > 0:  # one event for all of them: a runaway answer must not become a runaway row
+            plan.events.append(AddEvent("SKIPPED", "", None, f"{over} more item(s) than the {MAX_ITEMS} one add() "
+                                                           "takes: not read"))
+        candidates = self._forgets(candidates, plan)
         kept, skipped = gate(candidates, self.settings.gate)
         kept = [self._dated(c) for c in kept]
         plan.events += [self._skipped(c, why) for c, why in skipped]
@@ -285,6 +291,9 @@ class AddRun:
         decision = self._not_older(candidate, self._decide(candidate, self._similar(candidate, vector)))
         if decision.target is not None and decision.target.id in plan.touched and decision.event != "NOOP":
             decision = Decision("ADD", f"{decision.reason}; target already changed in this add")
+        twin = self._stored_twin(candidate, decision) if decision.event in ("ADD", "SUPERSEDE") else None
+        if twin is not None:  # the model asked to add what is stored already (same text, same window)
+            decision = Decision("NOOP", f"already stored as {twin.id}", twin)
         if decision.also:
             decision = replace(decision, also=tuple(r for r in decision.also if r.id not in plan.touched))
         if decision.event == "NOOP":
@@ -378,6 +387,17 @@ class AddRun:
             plan.added[normalized(candidate.content)] = written.id
         plan.events.append(AddEvent(decision.event, written.content, candidate.kind, decision.reason, written.id,
                                     written.version, target, candidate.source_message_ids))
+
+    def _stored_twin(self, candidate: Candidate, decision: Decision) -> MemoryRecord | None:
+        """The active record the new one would be (its id is the text's within the dedup
+        window): writing it again would conflict with itself, retried forever."""
+        content = decision.content or candidate.content
+        twin_id = dedup_id(self.scope, content, self.core.clock.now(), self.settings.dedup_window)
+        found = self.core.store.get(self.scope.tenant, [twin_id])
+        if found and found[0].status is Status.ACTIVE and found[0].id not in (
+                decision.target.id if decision.target is not None else None,):
+            return found[0]
+        return None
 
     def _new_record(self, candidate: Candidate, content: str, now: datetime) -> MemoryRecord:
         record = build_record(self._draft(candidate, content, now), self.scope, now, self.core.limits,

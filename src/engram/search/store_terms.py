@@ -14,6 +14,10 @@ naming the command (``Settings.rebuild_terms``).
 
 from __future__ import annotations
 
+import os
+import socket
+import time
+import uuid
 from dataclasses import dataclass
 
 from ..store.base import Store
@@ -57,6 +61,50 @@ def store_terms(store: Store, requested: CJKMode | None) -> StoreTerms:
     own = tokenizer_named(stored)
     wanted = Tokenizer(requested) if requested else (own or Tokenizer())
     return StoreTerms(wanted, stored)
+
+
+REBUILD_KEY = "terms_rebuild"  # "holder until" while one process rebuilds the terms; "" when none does
+REBUILD_LEASE_S = 120.0  # renewed after every batch; a holder that died frees it after this long
+
+
+class RebuildLease:
+    """Which process rebuilds a store's stale terms: one only, whoever else opens the
+    store meanwhile (three openers of an old file rebuilt it twice: 10,000 duplicate
+    versions). A compare-and-swap on a store-wide setting; renewed while it runs."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.holder = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self.held: str | None = None
+
+    def _mine(self) -> str:
+        return f"{self.holder} {time.time() + REBUILD_LEASE_S:.3f}"
+
+    def take(self) -> bool:
+        current = self.store.set_meta(REBUILD_KEY, "", only_if_absent=True)
+        if current:
+            _, _, until = current.rpartition(" ")
+            try:
+                if float(until) > time.time():
+                    return False  # another process is rebuilding right now
+            except ValueError:
+                pass  # unreadable: take it over
+        mine = self._mine()
+        if self.store.set_meta(REBUILD_KEY, mine, expected=current) != mine:
+            return False  # another opener took it first
+        self.held = mine
+        return True
+
+    def renew(self) -> None:
+        if self.held is not None:
+            mine = self._mine()
+            if self.store.set_meta(REBUILD_KEY, mine, expected=self.held) == mine:
+                self.held = mine
+
+    def release(self) -> None:
+        if self.held is not None:
+            self.store.set_meta(REBUILD_KEY, "", expected=self.held)
+            self.held = None
 
 
 def record_tokenizer(store: Store, tokenizer: Tokenizer) -> None:

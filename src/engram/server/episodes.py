@@ -8,19 +8,18 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, FastAPI, Query
 from fastapi.security import HTTPAuthorizationCredentials
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from ..episodes.shapes import consolidation_data, excerpts_data, threads_data, turns_data
 from ..memory import Memory
 from .auth import Tenancy
-from .requests import MAX_K, ScopeIn
+from .requests import MAX_K, Body, ScopeIn
 from .routes import ERROR_RESPONSES, QueryScope
 
 Limit = Annotated[int, Query(ge=1, le=1000)]
 
 
-class _Body(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+_Body = Body  # every body refuses lone surrogates and unknown fields alike (requests.Body)
 
 
 class PastSearchIn(_Body):

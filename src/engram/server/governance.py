@@ -15,7 +15,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, FastAPI, Query, Request
 from fastapi.responses import JSONResponse, PlainTextResponse
 from fastapi.security import HTTPAuthorizationCredentials
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from ..errors import PermissionDeniedError
 from ..governance.prometheus import CONTENT_TYPE, exposition
@@ -34,15 +34,14 @@ from ..memory import Memory
 from ..shapes import hit_data as _hit_data
 from ..shapes import record_data
 from .auth import Caller, Tenancy
-from .requests import MAX_K, ScopeIn
+from .requests import MAX_K, Body, ScopeIn
 from .routes import ERROR_RESPONSES, QueryScope
 
 ACTOR = "http"
 DEFAULT_HOURS = 24.0
 
 
-class _Body(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+_Body = Body  # every body refuses lone surrogates and unknown fields alike (requests.Body)
 
 
 class EditIn(_Body):
@@ -87,7 +86,7 @@ class AnswerIn(_Body):
 class SampleIn(_Body):
     scope: ScopeIn = Field(default_factory=ScopeIn)
     n: int = Field(20, ge=1, le=10_000)
-    days: float = Field(7.0, gt=0)
+    days: float = Field(7.0, gt=0, le=36_600, description="how far back (at most 100 years)")
     actor: str | None = Field(None, description="Only writes by actors matching this pattern")
 
 

@@ -10,6 +10,7 @@ with ``api_keys=None`` the app is single-tenant and needs no key. Errors are JSO
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Mapping
 from http import HTTPStatus
@@ -39,6 +40,7 @@ from .auth import DEFAULT_TENANT, Tenancy, Unauthorized
 from .inspector import add_docs, add_inspector
 from .responses import HealthOut
 from .routes import v1_router
+from .views import mask_json
 
 log = logging.getLogger("engram.server")
 
@@ -82,6 +84,8 @@ def create_app(
     governance.install(app, memory, tenancy, BEARER)  # approvals, recalls, quality (samples, report), /metrics, reveal
     episodes.install(app, memory, tenancy, BEARER)  # past conversations (threads), consolidation
     _add_error_handlers(app)
+    _add_masked_view(app)
+    app.add_middleware(BodyLimit, max_bytes=memory.settings.max_request_bytes)
 
     @app.get("/healthz", response_model=HealthOut, tags=["ops"])
     def healthz() -> dict[str, Any]:
@@ -117,6 +121,65 @@ def _tenant_dependency(tenancy: Tenancy):
         return tenancy.tenant_for(credentials.credentials if credentials else None)
 
     return tenant_of_key
+
+
+class BodyLimit:
+    """Refuse a request body over ``max_bytes`` with 413 before it is parsed: by its
+    Content-Length at once, or while it streams in (chunked) as soon as it is over (the
+    body read so far is then handed to the app as it arrived)."""
+
+    def __init__(self, app: Any, *, max_bytes: int) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def _refuse(self, scope: Any, receive: Any, send: Any) -> None:
+        message = f"the request body is over {self.max_bytes} bytes (Settings.max_request_bytes)"
+        await JSONResponse(error_body("RequestEntityTooLarge", message), status_code=413)(scope, receive, send)
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = dict(scope.get("headers") or ()).get(b"content-length")
+        if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
+            await self._refuse(scope, receive, send)
+            return
+        if declared is not None:  # a declared length within the limit: the server enforces it
+            await self.app(scope, receive, send)
+            return
+        received: list[Any] = []
+        size = 0
+        while True:  # a streamed body: counted before the app sees any of it
+            message = await receive()
+            received.append(message)
+            if message.get("type") != "http.request":
+                break
+            size += len(message.get("body", b""))
+            if size > self.max_bytes:
+                await self._refuse(scope, receive, send)
+                return
+            if not message.get("more_body", False):
+                break
+
+        async def replay() -> Any:
+            return received.pop(0) if received else await receive()
+
+        await self.app(scope, replay, send)
+
+
+def _add_masked_view(app: FastAPI) -> None:
+    """``?mask=true`` on any endpoint: the JSON answer with every field's personal data
+    masked (views.mask_json); what the web inspector always asks for."""
+
+    @app.middleware("http")
+    async def masked_view(request: Request, call_next: Any) -> Any:
+        response = await call_next(request)
+        wanted = request.query_params.get("mask", "").lower() in ("true", "1", "yes")
+        if not wanted or not response.headers.get("content-type", "").startswith("application/json"):
+            return response
+        body = b"".join([chunk async for chunk in response.body_iterator])
+        headers = {k: v for k, v in response.headers.items() if k.lower() not in ("content-length", "content-type")}
+        return JSONResponse(mask_json(json.loads(body)), status_code=response.status_code, headers=headers)
 
 
 # -- errors → status codes -----------------------------------------------------------------

@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, model_validator
 
+from ..limits import check_unicode
 from ..model import Kind, Scope, Sensitivity, Source, Status
 from ..writes import MemoryDraft
 
@@ -19,6 +20,23 @@ MEMORY_FIELDS = frozenset(MemoryDraft.__dataclass_fields__) - {"id"}
 
 class Body(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _valid_unicode(cls, data: Any) -> Any:
+        """A lone surrogate (JSON allows "\\ud800") anywhere in a body, keys included, is a
+        422: no backend, embedder or tokenizer can encode it."""
+        stack = [data]
+        while stack:
+            item = stack.pop()
+            if isinstance(item, str):
+                check_unicode(item, "a string of the body")
+            elif isinstance(item, dict):
+                stack.extend(item.keys())
+                stack.extend(item.values())
+            elif isinstance(item, list):
+                stack.extend(item)
+        return data
 
 
 class ScopeIn(Body):

@@ -2,10 +2,13 @@
 
 - ``stored`` (the default): the content as the write path stored it (its PII policy
   already masked or encrypted what it must) — what applications read.
-- ``masked`` (``?mask=true``, what the web inspector asks for): every piece of
-  personal data still visible in the text (an allowed e-mail, a phone number written
-  before a policy existed) is shown as ``[EMAIL]``, ``[PHONE]`` …, and the encrypted
-  originals are left out of the metadata (only their tokens are listed).
+- ``masked`` (``?mask=true``, what the web inspector asks for, on every endpoint):
+  every piece of personal data still visible in the answer (an allowed e-mail, a phone
+  number written before a policy existed), in any field — content, tags, category,
+  metadata keys and values, version reasons, review notes, audit details, thread and
+  message ids — is shown as ``[EMAIL]``, ``[PHONE]`` …, and the encrypted originals are
+  left out of the metadata (only their tokens are listed). ``mask_json`` does it to the
+  whole JSON answer.
 
 Decrypting them is not a view: it is an audited act of a key with the ``reveal``
 permission (issue 14), which the inspector offers when the server has it.
@@ -15,6 +18,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from enum import StrEnum
+from typing import Any
 
 from ..model import MemoryRecord, SearchHit, Version, freeze_mapping
 from ..pii import ENCRYPTED_KEY as ENCRYPTED
@@ -35,6 +39,18 @@ def mask_text(text: str) -> str:
         out += [text[cursor : finding.start], f"[{finding.kind.upper()}]"]
         cursor = finding.end
     return "".join(out) + text[cursor:]
+
+
+def mask_json(value: Any) -> Any:
+    """A JSON answer with every string (keys included) masked and ciphertexts left out."""
+    if isinstance(value, str):
+        return mask_text(value)
+    if isinstance(value, list):
+        return [mask_json(item) for item in value]
+    if isinstance(value, dict):
+        return {mask_text(key): sorted(item) if key == ENCRYPTED and isinstance(item, dict) else mask_json(item)
+                for key, item in value.items()}
+    return value
 
 
 def shown(record: MemoryRecord, view: View) -> MemoryRecord:

@@ -251,9 +251,10 @@ class Store(Protocol):
         """A store-wide setting, or None when it was never recorded."""
         ...
 
-    def set_meta(self, key: str, value: str, *, only_if_absent: bool = False) -> str:
+    def set_meta(self, key: str, value: str, *, only_if_absent: bool = False, expected: str | None = None) -> str:
         """Record a store-wide setting; returns the value stored afterwards (with
-        ``only_if_absent``, an existing value wins, so concurrent openers agree)."""
+        ``only_if_absent``, an existing value wins, so concurrent openers agree; with
+        ``expected``, it is written only over that value: a compare-and-swap)."""
         ...
 
     def claim_job(self, now: datetime, lease_seconds: float) -> Job | None: ...

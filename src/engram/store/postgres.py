@@ -499,14 +499,19 @@ class PostgresStore(episodes.EpisodeReads):
         found = self._read(None, f"SELECT value FROM {self._s}.engram_meta WHERE key = %s", (key,))
         return found[0][0] if found else None
 
-    def set_meta(self, key: str, value: str, *, only_if_absent: bool = False) -> str:
+    def set_meta(self, key: str, value: str, *, only_if_absent: bool = False, expected: str | None = None) -> str:
         conflict = "DO NOTHING" if only_if_absent else "DO UPDATE SET value = excluded.value"
         insert = f"INSERT INTO {self._s}.engram_meta (key, value) VALUES (%s, %s) ON CONFLICT (key) {conflict}"
+        swap = f"UPDATE {self._s}.engram_meta SET value = %s WHERE key = %s AND value = %s"
         select = f"SELECT value FROM {self._s}.engram_meta WHERE key = %s"
 
         def work(conn: psycopg.Connection) -> str:
-            conn.execute(insert, (key, value))
-            return str(_one(conn.execute(select, (key,)))[0])  # written just above in this transaction
+            if expected is not None:
+                conn.execute(swap, (value, key, expected))
+            else:
+                conn.execute(insert, (key, value))
+            found = conn.execute(select, (key,)).fetchone()
+            return "" if found is None else str(found[0])
 
         return self._transaction("", work, write=True)
 

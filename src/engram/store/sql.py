@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from ..errors import InvalidValueError
+from ..limits import check_storable_text
 from ..model import MemoryRecord
 from .base import ORDERS, AuditQuery, MetadataCondition, MetadataGroup, MetadataTerm, RecordFilter, WriteBatch
 from .codec import namespace_key, namespace_range, to_epoch
@@ -128,21 +128,7 @@ def _check_text(value: Any, what: str) -> None:
         raise InvalidValueError(f"{what} is not valid Unicode (lone surrogate)") from None
 
 
-def _check_stored(value: Any, what: str) -> None:
-    if isinstance(value, str):
-        if "\x00" in value:
-            raise InvalidValueError(f"{what} contains a NUL character")
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            raise InvalidValueError(f"{what} is not valid Unicode (lone surrogate)") from None
-    elif isinstance(value, Mapping):
-        for key, item in value.items():
-            _check_stored(key, f"{what} key")
-            _check_stored(item, f"{what}[{key!r}]")
-    elif isinstance(value, (list, tuple)):
-        for item in value:
-            _check_stored(item, what)
+_check_stored = check_storable_text  # engram/limits.py: surfaces refuse the same before they write
 
 
 def _check_record(record: MemoryRecord) -> None:

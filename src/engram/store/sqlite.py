@@ -27,6 +27,7 @@ import numpy as np
 
 from ..errors import (
     ConflictError,
+    CorruptDatabaseError,
     MigrationError,
     NotAnEngramDatabaseError,
     ReadOnlyStoreError,
@@ -51,6 +52,7 @@ from .vector_cache import VectorCache
 
 T = TypeVar("T")
 _BUSY_RETRIES = 8
+_QUICK_CHECK_MAX_BYTES = 256 * 1024 * 1024  # files up to this size are checked whole when opened for writing
 _PAGE_SIZE = 8192
 _MMAP_MB = 1024
 # What `engram stats` names as the vector read path: the same on every platform (standard sqlite3
@@ -117,12 +119,18 @@ class SQLiteStore(episodes.EpisodeReads):
         self._connections: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
         self._closed = False
+        self._immutable = False  # read-only files opened without their WAL index (see _connect)
         self._owed_checkpoint = False  # a purge's WAL not emptied yet (a reader held it)
+        self._corrupt: str | None = None  # why the file is known damaged: every write is refused
+        # an empty file that was there before: never silently made into a store (issue 21 item 8)
+        self._empty_before = self.path != ":memory:" and os.path.isfile(self.path) and not os.path.getsize(self.path)
         self._vectors = VectorCache(max_bytes=cache_mb * 1024 * 1024)
         # ":memory:" is one database for all of this store's connections (one per thread),
         # with SQLite's ordinary locking (the memdb VFS); it lives until the store closes
         self._memdb = f"file:/engram-{uuid.uuid4().hex}?vfs=memdb"
         self._connection()
+        if not self.read_only:
+            self._check_not_corrupt()
         self._migrate()
 
     # -- connections -------------------------------------------------------------------------
@@ -140,14 +148,21 @@ class SQLiteStore(episodes.EpisodeReads):
 
     def _connect(self) -> sqlite3.Connection:
         try:
-            target = f"file:{quote(self.path)}?mode=ro" if self.read_only else self.path
-            if self.path == ":memory:":  # every thread's connection reaches the same database
-                target = self._memdb
-            conn = sqlite3.connect(target, timeout=self._busy_timeout_ms / 1000, isolation_level=None,
-                                   check_same_thread=False, uri=self.read_only or self.path == ":memory:")
-            conn.row_factory = sqlite3.Row
+            conn = self._open_connection()
             conn.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout_ms)}")
-            self._retry_busy(lambda: self._check_is_engram(conn))
+            try:
+                self._retry_busy(lambda: self._check_is_engram(conn))
+            except StorageError as exc:
+                if isinstance(exc, NotAnEngramDatabaseError) or not (self.read_only and self._can_be_immutable()):
+                    raise
+                # a WAL database on a read-only mount, closed cleanly: SQLite cannot create
+                # its -shm index there, and with no WAL to read nothing needs one
+                conn.close()
+                self._immutable = True
+                conn = self._open_connection()
+                self._retry_busy(lambda: self._check_is_engram(conn))
+            if self._empty_before:
+                self._refuse_an_empty_file(conn)
             if not self.read_only:
                 # a new file: 8 KiB pages hold three 512-d float32 vectors where 4 KiB pages hold one
                 # (a no-op once the file has tables)
@@ -164,10 +179,54 @@ class SQLiteStore(episodes.EpisodeReads):
             # a purge overwrites what it deletes (issue 11: the right to be forgotten)
             conn.execute("PRAGMA secure_delete = ON")
         except sqlite3.DatabaseError as exc:
-            if "not a database" in str(exc) or "malformed" in str(exc):
+            if "malformed" in str(exc):
+                raise CorruptDatabaseError(f"{self.path} is damaged ({exc}): engram will not write to it") from exc
+            if "not a database" in str(exc):
                 raise NotAnEngramDatabaseError(f"{self.path} is not a SQLite database") from exc
             raise StorageError(f"cannot open {self.path}: {exc}") from exc
         return conn
+
+    def _open_connection(self) -> sqlite3.Connection:
+        if self.read_only:
+            target = f"file:{quote(self.path)}?mode=ro" + ("&immutable=1" if self._immutable else "")
+        elif self.path == ":memory:":  # every thread's connection reaches the same database
+            target = self._memdb
+        else:
+            target = self.path
+        conn = sqlite3.connect(target, timeout=self._busy_timeout_ms / 1000, isolation_level=None,
+                               check_same_thread=False, uri=self.read_only or self.path == ":memory:")
+        conn.row_factory = sqlite3.Row
+        return conn
+
+    def _refuse_an_empty_file(self, conn: sqlite3.Connection) -> None:
+        """A 0-byte file found at open: another process creating a store there writes its
+        header within moments (then go on); a file that stays empty is not a store."""
+        deadline = time.monotonic() + min(self._busy_timeout_ms / 1000, 2.0)
+        while not os.path.getsize(self.path):
+            if time.monotonic() >= deadline:
+                conn.close()
+                raise NotAnEngramDatabaseError(
+                    f"{self.path} is an empty file (0 bytes), not an engram database: refusing to make it one "
+                    "(delete it to start a new store there)")
+            time.sleep(0.05)
+        self._empty_before = False
+
+    def _check_not_corrupt(self) -> None:
+        """SQLite's quick_check on a file opened for writing (up to 256 MiB: larger files
+        rely on the reads that meet a damaged page): a damaged file is never written."""
+        if self.path == ":memory:" or os.path.getsize(self.path) > _QUICK_CHECK_MAX_BYTES:
+            return
+        found = [row[0] for row in self._read("PRAGMA quick_check")]
+        if found != ["ok"]:
+            self.close()
+            raise CorruptDatabaseError(
+                f"{self.path} is damaged ({'; '.join(found[:3])}): engram will not write to it; restore a backup, "
+                "or read what is left with SQLiteStore(path, read_only=True)")
+
+    def _can_be_immutable(self) -> bool:
+        """Read-only and nothing in a WAL: the file alone is the whole database."""
+        wal = self.path + "-wal"
+        return not os.path.exists(wal) or os.path.getsize(wal) == 0
 
     def _check_is_engram(self, conn: sqlite3.Connection) -> None:
         # one read transaction: another process creating the schema right now must
@@ -208,6 +267,9 @@ class SQLiteStore(episodes.EpisodeReads):
     def _translate(self, exc: sqlite3.Error, what: str) -> StorageError:
         """The driver's error as engram's, naming the real cause."""
         code = _primary_code(exc)
+        if code in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB):
+            self._corrupt = str(exc)
+            return CorruptDatabaseError(f"{what}: {self.path} is damaged ({exc}); engram no longer writes to it")
         if code == sqlite3.SQLITE_FULL:
             return StorageFullError(
                 f"{what}: the disk holding {self.path} is full (or the database reached its size limit); "
@@ -246,6 +308,8 @@ class SQLiteStore(episodes.EpisodeReads):
     def _write(self) -> Iterator[sqlite3.Connection]:
         if self.read_only:
             raise ReadOnlyStoreError(f"{self.path} is open read-only (the file is not writable): writes are refused")
+        if self._corrupt is not None:
+            raise CorruptDatabaseError(f"{self.path} is damaged ({self._corrupt}): engram no longer writes to it")
         conn = self._connection()
         self._begin_immediate(conn)
         try:
@@ -280,7 +344,7 @@ class SQLiteStore(episodes.EpisodeReads):
         try:
             return self._retry_busy(lambda: conn.execute(sql, params).fetchall())
         except sqlite3.DatabaseError as exc:
-            raise StorageError(f"SQLite error: {exc}") from exc
+            raise self._translate(exc, "SQLite error") from exc
 
     # -- migrations --------------------------------------------------------------------------
 
@@ -557,11 +621,15 @@ class SQLiteStore(episodes.EpisodeReads):
         found = self._read("SELECT value FROM engram_meta WHERE key = ?", (key,))
         return found[0][0] if found else None
 
-    def set_meta(self, key: str, value: str, *, only_if_absent: bool = False) -> str:
-        verb = "INSERT OR IGNORE" if only_if_absent else "INSERT OR REPLACE"
+    def set_meta(self, key: str, value: str, *, only_if_absent: bool = False, expected: str | None = None) -> str:
         with self._write() as conn:
-            conn.execute(f"{verb} INTO engram_meta (key, value) VALUES (?, ?)", (key, value))
-            return str(conn.execute("SELECT value FROM engram_meta WHERE key = ?", (key,)).fetchone()[0])
+            if expected is not None:
+                conn.execute("UPDATE engram_meta SET value = ? WHERE key = ? AND value = ?", (value, key, expected))
+            else:
+                verb = "INSERT OR IGNORE" if only_if_absent else "INSERT OR REPLACE"
+                conn.execute(f"{verb} INTO engram_meta (key, value) VALUES (?, ?)", (key, value))
+            found = conn.execute("SELECT value FROM engram_meta WHERE key = ?", (key,)).fetchone()
+            return "" if found is None else str(found[0])
 
     # -- background jobs ---------------------------------------------------------------------
 

@@ -48,6 +48,7 @@ def display(mount: str, local: str) -> str:
     return mount.rstrip("/") + local
 
 
+
 def split_text(text: str) -> tuple[str, dict[str, str]]:
     """(record content, metadata to rebuild the exact text): engram strips content,
     files keep their leading and trailing whitespace."""
@@ -59,11 +60,14 @@ def split_text(text: str) -> tuple[str, dict[str, str]]:
     return core, {k: v for k, v in (("lead", lead), ("trail", trail)) if v}
 
 
-def file_value(local: str, text: str, *, read_only: bool = False) -> SlotValue:
+def file_value(local: str, text: str, *, read_only: bool = False, mount: str = "/") -> SlotValue:
+    """``mount``: the route the agent reached the file through (``/memories/``), kept as
+    ``metadata["mount"]`` so approval rules and reviewers see the path the agent wrote."""
     core, extra = split_text(text)
+    where = {"mount": mount} if mount.strip("/") else {}
     return SlotValue(
         content=core or f"(empty file {local})",
-        metadata={"path": local, "encoding": "utf-8", **extra},
+        metadata={"path": local, "encoding": "utf-8", **where, **extra},
         kind=Kind.FILE,
         tags=(FILE_TAG,),
         read_only=read_only,

@@ -302,12 +302,11 @@ class EngramBackend(BackendProtocol):
             local = self._local(file_path)
             scope = self.scope()
             current = self._slots.live(scope, local)
-            if current is not None:
-                seen = self.tracker.seen(self._thread(), scope, local)
-                if seen is not None and seen != current.version:
-                    return WriteResult(error=self._stale(local, seen, current.version))
+            seen = self.tracker.seen(self._thread(), scope, local) if current is not None else None
+            if current is not None and seen is not None and seen != current.version:
+                return WriteResult(error=self._stale(local, seen, current.version))
             try:
-                self._save(scope, local, content, "write", current)
+                self._save(scope, local, content, "write", current, blind=seen is None)
             except PendingApprovalError as held:
                 refused = self._await_approval(held.pending, scope, local)
                 if refused:
@@ -396,10 +395,13 @@ class EngramBackend(BackendProtocol):
 
     def _save(
         self, scope: Scope, local: str, text: Any, operation: FileOperation, current: MemoryRecord | None,
-        *, read_only: bool | None = None,
+        *, read_only: bool | None = None, blind: bool = False,
     ) -> MemoryRecord:
         """Check, run the policies, then write the whole file as one new version,
-        expecting the version the caller looked at (else ConflictError)."""
+        expecting the version the caller looked at (else ConflictError). ``blind``: the
+        caller never read the file, so its write replaces whatever is there (Deep
+        Agents' protocol: a write without a read overwrites), retried past concurrent
+        writers instead of answering a conflict."""
         if not isinstance(text, str):
             raise InvalidValueError(f"content of '{self._show(local)}' must be a string, got {type(text).__name__}")
         if local.endswith("/") or local == "/":
@@ -418,12 +420,13 @@ class EngramBackend(BackendProtocol):
         self._run_policies(operation, local, text, previous, actor, scope)
         if read_only is None:
             read_only = current.read_only if current is not None else False
-        value = files.file_value(local, text, read_only=read_only)
+        value = files.file_value(local, text, read_only=read_only, mount=self.mount)
         proposed = self._proposed(scope, local, value.content, actor)
         if proposed is not None:  # the tool re-ran on resume: the same proposal, not a second one
             raise PendingApprovalError(proposed)
+        expected = None if blind else (current.version if current is not None else 0)
         record = self._slots.put(
-            scope, local, value, actor=actor, expected_version=current.version if current is not None else 0,
+            scope, local, value, actor=actor, expected_version=expected,
             override_read_only=self.application, reason=f"{operation} {self._show(local)}",
         )
         self.tracker.saw(self._thread(), scope, local, record.version)

@@ -37,6 +37,7 @@ from langgraph.store.base import (
 )
 
 from ...errors import ConflictError, InvalidValueError
+from ...limits import check_storable_text
 from ...memory import Memory
 from ...model import Kind, MemoryRecord, Scope, Status, parse_enum
 from .._slots import Slots, SlotValue
@@ -206,7 +207,13 @@ class EngramStore(BaseStore):
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         """Run the ops in order; each op is atomic on its own (a batch is not one
-        transaction). Safe from any thread, including beside a running event loop."""
+        transaction). Every op is checked first: a batch holding an invalid one (bad
+        namespace, value, TTL, filter, unknown op) is refused whole, before any op
+        runs, as LangGraph's own stores do. Safe from any thread, including beside a
+        running event loop."""
+        ops = list(ops)
+        for op in ops:
+            self._check(op)
         results: list[Result] = []
         for op in ops:
             if isinstance(op, GetOp):
@@ -237,13 +244,26 @@ class EngramStore(BaseStore):
             record = self._refresh_ttl(record, now)
         return _item(record)
 
-    def _put(self, op: PutOp, *, expected_version: int | None = None, validate_root: bool = False) -> None:
+    def _check(self, op: Op) -> None:
+        """What running ``op`` would refuse, refused without running it."""
+        if isinstance(op, GetOp):
+            check_namespace(op.namespace)
+        elif isinstance(op, SearchOp):
+            check_namespace(op.namespace_prefix)
+            split_filter(op.filter)
+        elif isinstance(op, PutOp):
+            self._checked_put(op)
+        elif isinstance(op, ListNamespacesOp):
+            for condition in op.match_conditions or ():
+                check_namespace(condition.path, wildcards=True)
+        else:
+            raise InvalidValueError(f"Unknown operation type: {type(op).__name__}")
+
+    def _checked_put(self, op: PutOp, *, validate_root: bool = False) -> Scope:
         # like LangGraph, only put() refuses an empty namespace or the "langgraph" root, never batch()
         scope = Scope(self.tenant, check_namespace(op.namespace, for_write=validate_root))
-        key = str(op.key)
         if op.value is None:
-            self._slots.delete(scope, key, actor=self.actor, expected_version=expected_version)
-            return
+            return scope
         if not isinstance(op.value, Mapping):
             raise InvalidValueError(f"value must be a mapping (dict), got {type(op.value).__name__}")
         if any(not isinstance(k, str) for k in op.value):
@@ -252,6 +272,16 @@ class EngramStore(BaseStore):
             json.dumps(dict(op.value), allow_nan=False)
         except (TypeError, ValueError) as exc:
             raise InvalidValueError(f"value must be JSON-serializable (no NaN): {exc}") from None
+        check_storable_text(dict(op.value), "value")  # NUL, lone surrogates: what no backend stores
+        _check_ttl(op.ttl)
+        return scope
+
+    def _put(self, op: PutOp, *, expected_version: int | None = None, validate_root: bool = False) -> None:
+        scope = self._checked_put(op, validate_root=validate_root)
+        key = str(op.key)
+        if op.value is None:
+            self._slots.delete(scope, key, actor=self.actor, expected_version=expected_version)
+            return
         self._slots.put(scope, key, self._slot_value(op), actor=self.actor, expected_version=expected_version)
 
     def _slot_value(self, op: PutOp) -> SlotValue:

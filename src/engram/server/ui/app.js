@@ -286,7 +286,7 @@ const engram = (() => {
     const loaded = await guarded(() => Promise.all([
       api("GET", `/v1/memories/${encodeURIComponent(id)}`, { query: shown }),
       api("GET", `/v1/memories/${encodeURIComponent(id)}/history`, { query: shown }),
-      api("GET", "/v1/audit", { query: { record_id: id, limit: 200 } }),
+      api("GET", "/v1/audit", { query: { record_id: id, limit: 200, ...shown } }),
     ]));
     if (!loaded) return;
     const [record, history, audit] = loaded;
