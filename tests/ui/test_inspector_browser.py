@@ -28,7 +28,7 @@ if not (Path(CHROMIUM).exists() and Path(CHROMEDRIVER).exists()):
     pytest.skip("chromium and chromium-driver are not installed (apt-get install -y chromium chromium-driver; "
                 ".ci/run installs them)", allow_module_level=True)
 webdriver = pytest.importorskip("selenium.webdriver")
-from selenium.common.exceptions import StaleElementReferenceException  # noqa: E402
+from selenium.common.exceptions import StaleElementReferenceException, TimeoutException  # noqa: E402
 from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support import expected_conditions as EC  # noqa: E402
@@ -36,7 +36,7 @@ from selenium.webdriver.support.ui import Select, WebDriverWait  # noqa: E402
 
 KEY = "key-acme-inspector-0123"
 ANA = Scope.for_user("acme", "ana")
-WAIT_S = 30  # how long to poll for the page to settle (not a speed requirement)
+WAIT_S = 60  # how long to poll for the page to settle (not a speed requirement; a loaded CI machine is slow)
 SHOTS = os.environ.get("ENGRAM_UI_SCREENSHOTS")
 
 
@@ -109,8 +109,17 @@ def browser() -> Iterator[webdriver.Chrome]:
 
 
 def wait(driver, condition):
-    """Poll until the page settles; an element re-rendered meanwhile is looked up again."""
-    return WebDriverWait(driver, WAIT_S, ignored_exceptions=(StaleElementReferenceException,)).until(condition)
+    """Poll until the page settles; an element re-rendered meanwhile is looked up again. A page
+    that never settles fails with what it shows (its toast, its text) to say why."""
+    try:
+        return WebDriverWait(driver, WAIT_S, ignored_exceptions=(StaleElementReferenceException,)).until(condition)
+    except TimeoutException as exc:
+        shown = driver.execute_script(
+            "const toast = document.querySelector('.toast'); const detail = document.querySelector('[data-testid=detail]');"
+            "return [toast ? toast.textContent : '', detail ? String(detail.hidden) : '-',"
+            " document.body.innerText.slice(0, 600)]")
+        raise TimeoutException(f"the page did not settle; last toast: {shown[0]!r}; detail hidden: {shown[1]}; "
+                               f"page: {shown[2]!r}") from exc
 
 
 def by_id(driver, testid: str, *, many: bool = False):
