@@ -30,6 +30,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import _common
+from pii_scan import scan
 
 from engram import FakeHashEmbedder, Memory, PendingApprovalError, Scope, Settings
 from engram.governance.rules import ApprovalRule, ApprovalRules
@@ -87,20 +88,6 @@ def _files(target: _common.Target) -> tuple[list[Path], list[Path]]:
     files = list(target.files())
     wal = [p for p in files if "pg_wal" in p.parts]
     return [p for p in files if p not in wal and p.name != "log"], wal
-
-
-def scan(files: list[Path], values: list[str]) -> dict[str, list[str]]:
-    found: dict[str, list[str]] = {}
-    needles = {value: value.encode("utf-8") for value in values}
-    for path in files:
-        try:
-            data = path.read_bytes()
-        except OSError:
-            continue
-        for value, needle in needles.items():
-            if needle in data:
-                found.setdefault(value, []).append(str(path.name))
-    return found
 
 
 def try_to_resurrect(memory: Memory, purged: list[Scope]) -> int:
