@@ -314,12 +314,18 @@ def screen(record: MemoryRecord, policy: PIIPolicy, *, refuse: bool = True) -> S
     ), kinds)
 
 
+def is_identifier(value: str) -> bool:
+    """One of engram's own ids (a hex id, a UUID, an automatic thread id): digit runs in it are
+    not a phone number, and masking it would make it name nothing."""
+    return _IDENTIFIER.fullmatch(value) is not None
+
+
 def mask_identifier(value: str, policy: PIIPolicy) -> str:
     """An id or a name kept beside the text (a thread or message id, an actor, a
     reviewer): personal data the policy does not allow becomes its marker. Ids are never
     encrypted (they are looked up as given: the same input always masks the same way)
     and never refused."""
-    if _IDENTIFIER.fullmatch(value) or not _possible_kinds(value):  # engram's own hex ids hold digit runs
+    if is_identifier(value) or not _possible_kinds(value):
         return value
     return masked_for_display(value, policy)
 

@@ -96,6 +96,17 @@ def test_engrams_own_thread_ids_are_never_taken_for_a_phone_number():
     assert mask_identifier("call-13812345678", policy) == "call-[PHONE]"  # a caller's id is still screened
 
 
+def test_the_masked_view_keeps_engrams_ids_whole():
+    """The inspector reads every answer masked and acts on the ids it shows: a record id whose hex
+    digits run like a mobile number was shown as 01a2…[PHONE]… and every action on it was a 404."""
+    from engram.server.views import mask_json
+
+    record_id = "01a234bd70a13812345678f77191dd7d"
+    answer = {"id": record_id, "thread_id": "auto-20260101T000000-04074097", "content": "call 13812345678"}
+    assert mask_json(answer) == {"id": record_id, "thread_id": "auto-20260101T000000-04074097",
+                                 "content": "call [PHONE]"}
+
+
 def test_the_inspectors_masked_view_masks_every_field(tmp_path):
     allow = PIIPolicy(default="allow", actions={})  # stored in the clear: only the view masks
     with Memory.open(str(tmp_path / "m.db"), embedder=FakeHashEmbedder(), settings=Settings(auto_worker=False),

@@ -22,7 +22,7 @@ from typing import Any
 
 from ..model import MemoryRecord, SearchHit, Version, freeze_mapping
 from ..pii import ENCRYPTED_KEY as ENCRYPTED
-from ..pii import find_pii
+from ..pii import find_pii, is_identifier
 
 
 class View(StrEnum):
@@ -42,9 +42,10 @@ def mask_text(text: str) -> str:
 
 
 def mask_json(value: Any) -> Any:
-    """A JSON answer with every string (keys included) masked and ciphertexts left out."""
+    """A JSON answer with every string (keys included) masked and ciphertexts left out; engram's
+    own ids stay as they are (the inspector acts on them)."""
     if isinstance(value, str):
-        return mask_text(value)
+        return value if is_identifier(value) else mask_text(value)
     if isinstance(value, list):
         return [mask_json(item) for item in value]
     if isinstance(value, dict):
