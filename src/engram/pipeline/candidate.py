@@ -22,3 +22,8 @@ class Candidate:
     metadata: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     extractor: str = "rules"  # which extractor proposed it ("rules", "llm:<model>")
     ends: tuple[str, ...] = ()  # what a change says is no longer so ("Marchmont" in "left the Marchmont flat")
+    # who it is about (engram.slots: "user", "team", "other:wife sarah") and the slot it sets; None: not
+    # yet known (the judge fills them; values an extractor gives win)
+    subject: str | None = None
+    slot: str | None = None
+    said: str | None = None  # the user's own sentence it was read from (what the judge reads), when known

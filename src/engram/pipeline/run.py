@@ -32,6 +32,8 @@ from .candidate import Candidate
 from .dates import resolve_relative
 from .forget import earlier_in_this_add, forget_targets, spoken_forgets
 from .gate import GatePolicy, gate
+from .judge import Judge
+from .judging import USEM3, EmbedFn, JudgePolicy, judge_candidates
 from .reconcile import Decision, EventName, ReconcilePolicy, Similar, decide_by_rules, decide_with_llm, normalized
 from .rules.forgets import ForgetRequest
 from .stated_time import stated_time
@@ -58,6 +60,7 @@ class PipelineSettings:
     trigger: TriggerPolicy = field(default_factory=TriggerPolicy)
     gate: GatePolicy = field(default_factory=GatePolicy)
     reconcile: ReconcilePolicy = field(default_factory=ReconcilePolicy)
+    judge: JudgePolicy = field(default_factory=JudgePolicy)
     dedup_window: timedelta = timedelta(minutes=5)
     similar_k: int = 5
     add_deadline_s: float | None = 300.0  # every model call of one add() ends by then (engram.llm.deadline)
@@ -191,7 +194,7 @@ class AddRun:
         if over > 0:  # one event for all of them: a runaway answer must not become a runaway row
             plan.events.append(AddEvent("SKIPPED", "", None, f"{over} more item(s) than the {MAX_ITEMS} one add() "
                                                            "takes: not read"))
-        candidates = self._forgets(candidates, plan)
+        candidates = self._judged(self._forgets(candidates, plan), plan)
         kept, skipped = gate(candidates, self.settings.gate)
         kept = [self._dated(c) for c in kept]
         plan.events += [self._skipped(c, why) for c, why in skipped]
@@ -203,6 +206,24 @@ class AddRun:
             self.core.commit(plan.admitted, tenant=self.scope.tenant, audit=[self._extract_audit(plan)],
                              governance=GovernanceWrites(pending=tuple(plan.pending)))
         return AddResult(tuple(plan.events), True, trigger_reason, self.pipeline.extractor.name, self.usage)
+
+    def _judged(self, candidates: list[Candidate], plan: _Plan) -> list[Candidate]:
+        """The judge's reading of every sentence (pipeline/judging.py): what is not durable
+        goes, durable sentences no rule read come in, each candidate gets a subject and a slot."""
+        judge = self.pipeline.judge
+        if judge is None:
+            return candidates
+        judged = judge_candidates(judge, candidates, self.said, policy=self.settings.judge,
+                                  embed=self._judge_vectors(), fill=self.pipeline.fill_from_judge)
+        plan.events += [self._skipped(c, why) for c, why in judged.skipped]
+        return judged.kept
+
+    def _judge_vectors(self) -> EmbedFn | None:
+        """The store's embedder when it is the one the judge reads (one model loaded, not two)."""
+        embedder = self.core.embedder
+        if embedder.name != USEM3:
+            return None
+        return lambda texts: np.asarray(embedder.embed(list(texts)), dtype=np.float32)
 
     def _forgets(self, candidates: Sequence[Candidate], plan: _Plan) -> list[Candidate]:
         """Carry out the spoken forgets of these turns; the memories to reconcile remain
@@ -459,16 +480,21 @@ class Pipeline:
     extractor: Extractor
     reconciler: Any = None
     settings: PipelineSettings = field(default_factory=PipelineSettings)
+    judge: Judge | None = None  # reads subject, slot and what each sentence does (None: the rules alone)
+    fill_from_judge: bool = True  # durable sentences the extractor missed become memories (rules only)
 
     @classmethod
-    def default(cls, llm: Any = None, settings: PipelineSettings | None = None, *, rules: str = "both") -> Pipeline:
-        """``rules``: the embedded extractor's mode (RuleExtractor) when there is no LLM."""
+    def default(cls, llm: Any = None, settings: PipelineSettings | None = None, *, rules: str = "both",
+                judge: Judge | None = None) -> Pipeline:
+        """``rules``: the embedded extractor's mode (RuleExtractor) when there is no LLM;
+        ``judge``: pipeline/judge (the learned one is ``judge.learned.default_judge()``)."""
         settings = settings or PipelineSettings()
         if llm is None:
             from .rules import RuleExtractor
 
-            return cls(RuleExtractor(rules), None, settings)
+            return cls(RuleExtractor(rules), None, settings, judge)
         from .llm_extract import LLMExtractor
         from .llm_reconcile import LLMReconciler
 
-        return cls(LLMExtractor(llm), LLMReconciler(llm), settings)
+        # an LLM reads every sentence itself: the judge checks and labels what it proposes, adds nothing
+        return cls(LLMExtractor(llm), LLMReconciler(llm), settings, judge, fill_from_judge=False)

@@ -96,10 +96,11 @@ class RuleExtractor:
         for message in messages:
             if message.role != "user":
                 continue
-            for hit in findings_of(without_forgets(message.content), message.name, self.mode):
-                candidate = to_candidate(hit, message.id)
-                key = (candidate.kind, _dedupe_key(candidate.content))
-                merged[key] = _merge(merged[key], candidate) if key in merged else candidate
+            for sentence in keep.sentences(without_forgets(message.content)):
+                for hit in findings_of(sentence, message.name, self.mode):
+                    candidate = replace(to_candidate(hit, message.id), said=sentence)
+                    key = (candidate.kind, _dedupe_key(candidate.content))
+                    merged[key] = _merge(merged[key], candidate) if key in merged else candidate
         return list(merged.values())
 
 

