@@ -28,6 +28,10 @@ class Settings(BaseSettings):
         "both", description="the embedded extractor: patterns for known statements and the keeper for the rest "
         "(both), or either alone (pipeline/rules)"
     )
+    judge: Literal["learned", "off"] = Field(
+        "learned", description="learned: the embedded judge reads who each statement is about, the slot it sets "
+        "and whether it states anything durable (pipeline/judge, docs/JUDGE.md); off: the rules alone"
+    )
     max_content_chars: int = Field(8000, gt=0)
     # input limits (engram/limits.py): a write over one is refused with a typed error, nothing written
     max_metadata_bytes: int = Field(256 * 1024, gt=0, description="metadata size as compact UTF-8 JSON")

@@ -51,6 +51,8 @@ from .model import (
 from .operations import DEFAULT_ACTOR, Jobs, Maintenance, Scopes, Transfer, tenant_or_all
 from .pii import PIIPolicies, PIIPolicy
 from .pipeline import jobs
+from .pipeline.judge import Judge
+from .pipeline.judging import label_drafts
 from .pipeline.messages import normalize_messages
 from .pipeline.run import EXTRACTED_BY, AddResult, AddRun, Pipeline, PipelineSettings
 from .replies import link_replies, threads_to_look_up
@@ -100,6 +102,7 @@ class Memory:
         policies: Sequence[Policy] = (),
         llm: LLM | None = None,
         pipeline: Pipeline | None = None,
+        judge: Judge | None = None,
         pii: PIIPolicy | PIIPolicies | None = None,
         approvals: ApprovalRules | None = None,
     ) -> None:
@@ -116,6 +119,7 @@ class Memory:
                               approvals=approvals or ApprovalRules.load(self.settings.approvals),
                               limits=self.settings.limits(), tokenizer=terms.tokenizer)
         self._pipeline = pipeline
+        self._judge = judge
         self._llm = llm
         self.threads = Threads(self.core, self.settings)
         self.consolidation = Consolidation(self.core, self.settings, lambda: self.pipeline, llm)
@@ -142,6 +146,7 @@ class Memory:
         policies: Sequence[Policy] = (),
         llm: LLM | None = None,
         pipeline: Pipeline | None = None,
+        judge: Judge | None = None,
         pii: PIIPolicy | PIIPolicies | None = None,
         approvals: ApprovalRules | None = None,
     ) -> Memory:
@@ -151,7 +156,7 @@ class Memory:
         sqlite_options = {"busy_timeout_ms": settings.busy_timeout_ms, "cache_mb": settings.vector_cache_mb}
         store = open_store(where, **({} if _is_postgres(where) else sqlite_options))
         memory = cls(store, embedder=embedder, settings=settings, clock=clock, policies=policies, llm=llm,
-                     pipeline=pipeline, pii=pii, approvals=approvals)
+                     pipeline=pipeline, judge=judge, pii=pii, approvals=approvals)
         memory._location = memory._location or where
         return memory
 
@@ -217,8 +222,13 @@ class Memory:
         given = [MemoryDraft(d) if isinstance(d, str) else d for d in drafts]
         if self.settings.reply_context:
             given = link_replies(given, self._latest_turns(scope, threads_to_look_up(given), now))
+        labelled = label_drafts(self.judge, given, self.embedder) if self.judge is not None else None
+        given = labelled.drafts if labelled else given
+        vectors = labelled.vectors if labelled else {}
         records = [build_record(d, scope, now, self.core.limits, self.embedder.name) for d in given]
-        return self.core.write([Change(Operation.CREATE, record, actor=actor) for record in records])
+        return self.core.write([Change(Operation.CREATE, record, actor=actor, vector=vectors.get(i),
+                                       vector_text=given[i].content if i in vectors else None)
+                                for i, record in enumerate(records)])
 
     def add(
         self,
@@ -260,8 +270,17 @@ class Memory:
                     timeout=self.settings.llm_timeout_s, deadline_s=self.settings.llm_deadline_s,
                     max_retry_after_s=self.settings.llm_max_retry_after_s)
             self._pipeline = Pipeline.default(llm, PipelineSettings(add_deadline_s=self.settings.add_deadline_s),
-                                              rules=self.settings.rules)
+                                              rules=self.settings.rules, judge=self.judge)
         return self._pipeline
+
+    @property
+    def judge(self) -> Judge | None:
+        """The judge of subjects, slots and durable statements (``Settings.judge``; None when off)."""
+        if self._judge is None and self.settings.judge == "learned":
+            from .pipeline.judge.learned import default_judge
+
+            self._judge = default_judge()
+        return self._judge
 
     def update(
         self,

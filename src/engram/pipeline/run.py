@@ -25,6 +25,7 @@ from ..llm.base import TokenUsage
 from ..llm.deadline import within
 from ..model import Kind, MemoryRecord, Message, Operation, Scope, Source, Status
 from ..pii import ENCRYPTED_KEY, Redactor, masked_for_display
+from ..slots import single_valued
 from ..store.base import AuditDraft, RecordFilter
 from ..store.codec import namespace_key
 from ..writes import MemoryDraft, build_record, new_id, retire, revise
@@ -34,7 +35,17 @@ from .forget import earlier_in_this_add, forget_targets, spoken_forgets
 from .gate import GatePolicy, gate
 from .judge import Judge
 from .judging import USEM3, EmbedFn, JudgePolicy, judge_candidates
-from .reconcile import Decision, EventName, ReconcilePolicy, Similar, decide_by_rules, decide_with_llm, normalized
+from .reconcile import (
+    Decision,
+    EventName,
+    ReconcilePolicy,
+    Similar,
+    decide_by_rules,
+    decide_by_slot,
+    decide_with_llm,
+    normalized,
+    same_subject,
+)
 from .rules.forgets import ForgetRequest
 from .stated_time import stated_time
 from .topics import slot_changes, topics
@@ -146,6 +157,7 @@ class AddRun:
         self.policy = core.pii_for(scope.tenant)
         self.usage = TokenUsage()
         self.said: list[Message] = []  # this run's turns, for the time a statement names
+        self._recent_records: list[MemoryRecord] | None = None  # the scope's newest active memories
 
     def _valid_from(self, candidate: Candidate, now: datetime) -> datetime | None:
         """When the statement says it became true ("last month"), anchored at when it was
@@ -284,15 +296,32 @@ class AddRun:
         where = RecordFilter(namespace=self.scope.namespace, statuses=(Status.ACTIVE,))
         store, model, tenant = self.core.store, self.core.embedder.name, self.scope.tenant
         scores = {s.id: s.score for s in store.nearest(tenant, where, model, vector, self.settings.similar_k)}
+        more: list[str] = []
         if "change" in candidate.metadata or candidate.ends:
             terms = self.core.tokenizer.query_terms(" ".join((candidate.content, *candidate.ends)))
             more = [s.id for s in store.lexical(tenant, where, terms, self.settings.similar_k) if s.id not in scores]
             more += [r.id for r in self._of_changed_slots(candidate, where) if r.id not in scores and r.id not in more]
-            for record_id, other in store.vectors(tenant, more, model).items():
-                scores[record_id] = float(np.dot(vector, other))
+        more += [r.id for r in self._of_same_slot(candidate, where) if r.id not in scores and r.id not in more]
+        for record_id, other in store.vectors(tenant, more, model).items():
+            scores[record_id] = float(np.dot(vector, other))
         records = {r.id: r for r in store.get(tenant, list(scores))}
         ranked = sorted(scores.items(), key=lambda item: -item[1])
         return [Similar(records[i], score) for i, score in ranked if i in records]
+
+    def _of_same_slot(self, candidate: Candidate, where: RecordFilter) -> list[MemoryRecord]:
+        """The active memories of the candidate's subject and single-valued slot, however far
+        in meaning ("closed on a house in Oakland" / "lives in Berkeley")."""
+        if not single_valued(candidate.slot):
+            return []
+        return [r for r in self._recent(where) if r.slot == candidate.slot
+                and same_subject(r.subject, candidate.subject)]
+
+    def _recent(self, where: RecordFilter) -> list[MemoryRecord]:
+        """The scope's newest active memories, read once per add()."""
+        if self._recent_records is None:
+            self._recent_records = self.core.store.query(self.scope.tenant, where, order="created_at",
+                                                         descending=True, limit=SLOT_SCAN)
+        return self._recent_records
 
     def _of_changed_slots(self, candidate: Candidate, where: RecordFilter) -> list[MemoryRecord]:
         """The newest active memories of a one-value topic the candidate says changed (where the
@@ -300,9 +329,7 @@ class AddRun:
         changed = slot_changes(candidate.content)
         if not changed:
             return []
-        recent = self.core.store.query(self.scope.tenant, where, order="created_at", descending=True,
-                                       limit=SLOT_SCAN)
-        return [r for r in recent if changed & topics(r.content)]
+        return [r for r in self._recent(where) if changed & topics(r.content)]
 
     def _reconcile(self, candidate: Candidate, vector: np.ndarray, plan: _Plan) -> None:
         key = normalized(candidate.content)
@@ -352,6 +379,9 @@ class AddRun:
 
     def _decide(self, candidate: Candidate, similar: list[Similar]) -> Decision:
         policy = self.settings.reconcile
+        structural = decide_by_slot(candidate, similar, policy)
+        if structural is not None:
+            return structural
         if self.pipeline.reconciler is None:
             return decide_by_rules(candidate, similar, policy)
         relevant = [s for s in similar if s.similarity >= policy.slot_similarity]
@@ -368,7 +398,8 @@ class AddRun:
         if decision.event == "UPDATE" and target is not None:
             fields = {"content": decision.content or candidate.content,
                       "importance": max(target.importance, candidate.importance),
-                      "confidence": max(target.confidence, candidate.confidence)}
+                      "confidence": max(target.confidence, candidate.confidence),
+                      "slot": target.slot or candidate.slot}
             new = replace(revise(target, fields, now, self.core.limits), source=self._source(candidate))
             return [Change(Operation.UPDATE, new, target, self.actor, decision.reason, detail,
                            vector=vector, vector_text=candidate.content)]
@@ -437,7 +468,7 @@ class AddRun:
             content=content, kind=candidate.kind, importance=candidate.importance, confidence=candidate.confidence,
             category=candidate.category, tags=candidate.tags, metadata=metadata, source=self._source(candidate),
             id=dedup_id(self.scope, content, now, self.settings.dedup_window),
-            valid_from=self._valid_from(candidate, now),
+            valid_from=self._valid_from(candidate, now), subject=candidate.subject, slot=candidate.slot,
         )
 
     def _source(self, candidate: Candidate) -> Source:
