@@ -1,0 +1,122 @@
+"""The labelled data: snapshots of the writers' files under ``data/<writer>/``.
+
+Rows for the judge's heads come from ``statements.jsonl`` (every type), ``forgets.jsonl``
+(type forget) and ``everyday_requests.jsonl`` (requests that must not forget anything:
+type request, or pasted / chatter by their kind). ``pairs.jsonl`` is kept for evaluation.
+A line whose labels are outside the shared vocabulary is skipped and counted.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+from engram.slots import OTHER_PREFIX, TEAM, USER, Slot, Utterance
+
+DATA = Path(__file__).with_name("data")
+UTTERANCES = tuple(u.value for u in Utterance)
+SUBJECT_KINDS = ("user", "team", "other", "none")
+SLOTS = tuple(s.value for s in Slot) + ("none",)
+_EVERYDAY_TYPE = {"pasted": "pasted", "retract_question": "chatter"}
+
+
+@dataclass(frozen=True)
+class Row:
+    text: str
+    lang: str
+    utterance: str
+    subject: str  # user / team / other / none
+    slot: str  # a Slot value or "none"
+    writer: str
+    source: str  # statements / forgets / everyday
+    subject_text: str = ""  # the writer's full subject ("other:colleague Ravi")
+
+
+@dataclass(frozen=True)
+class Pair:
+    old: str
+    new: str
+    lang: str
+    subject: str
+    slot: str
+    label: str
+    worded_apart: bool
+    writer: str
+
+
+def subject_kind(subject: str) -> str | None:
+    subject = subject.strip()
+    if subject == USER:
+        return "user"
+    if subject == TEAM:
+        return "team"
+    if subject.startswith(OTHER_PREFIX):
+        return "other"
+    return "none" if subject in ("none", "") else None
+
+
+def _lines(path: Path) -> list[dict]:
+    if not path.exists():
+        return []
+    out = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        line = line.strip()
+        if not line:
+            continue
+        try:
+            item = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(item, dict):
+            out.append(item)
+    return out
+
+
+def _row(item: dict, writer: str, source: str, skipped: Counter) -> Row | None:
+    text, lang = str(item.get("text", "")).strip(), str(item.get("lang", ""))
+    utterance = str(item.get("type", "")).strip()
+    subject = str(item.get("subject", "none"))
+    kind = subject_kind(subject)
+    slot = str(item.get("slot", "none") or "none").strip()
+    durable = utterance in ("fact", "change")
+    if not durable and utterance != "forget":
+        kind, slot = "none", "none"
+    if not text or utterance not in UTTERANCES or kind is None or slot not in SLOTS or (durable and kind == "none"):
+        skipped[source] += 1
+        return None
+    if durable and slot == "none":
+        slot = "other"
+    return Row(text, lang, utterance, kind, slot, writer, source, subject)
+
+
+def writers(root: Path = DATA) -> list[str]:
+    return sorted(p.name for p in root.iterdir() if p.is_dir()) if root.exists() else []
+
+
+def rows(root: Path = DATA, skipped: Counter | None = None) -> list[Row]:
+    skipped = Counter() if skipped is None else skipped
+    out: list[Row] = []
+    for writer in writers(root):
+        folder = root / writer
+        for item in _lines(folder / "statements.jsonl"):
+            out.append(_row(item, writer, "statements", skipped))
+        for item in _lines(folder / "forgets.jsonl"):
+            out.append(_row({**item, "type": "forget"}, writer, "forgets", skipped))
+        for item in _lines(folder / "everyday_requests.jsonl"):
+            kind = _EVERYDAY_TYPE.get(str(item.get("kind")), "request")
+            out.append(_row({**item, "type": kind, "subject": "none", "slot": "none"}, writer, "everyday", skipped))
+    return [row for row in out if row is not None]
+
+
+def pairs(root: Path = DATA) -> list[Pair]:
+    out = []
+    for writer in writers(root):
+        for item in _lines(root / writer / "pairs.jsonl"):
+            try:
+                out.append(Pair(str(item["old"]), str(item["new"]), str(item.get("lang", "")), str(item["subject"]),
+                                str(item["slot"]), str(item["label"]), bool(item.get("worded_apart")), writer))
+            except KeyError:
+                continue
+    return out
