@@ -197,3 +197,42 @@ def test_remember_without_a_judge_stores_the_user_and_no_slot(db_path, clock, al
                 settings=Settings(judge="off")) as memory:
         record = memory.remember("My colleague Ravi is allergic to peanuts", alice)
         assert (record.subject, record.slot) == ("user", None)
+
+
+def test_remember_keeps_a_passing_state_out_of_the_profile(db_path, clock, alice):
+    trip = "In Lisbon for a week for a conference, back on the 14th"
+    memory, _ = judged_memory(db_path, clock, {trip: not_durable(Utterance.PASSING)})
+    with memory:
+        record = memory.remember(trip, alice, kind="fact", importance=0.9)
+        assert record.pinned is False and memory.profile(alice) == []
+        pinned = memory.remember(trip + "!", alice, pinned=True)
+        assert [r.id for r in memory.profile(alice)] == [pinned.id]  # the caller's pin wins
+
+
+def rendered(memory, scope, query="anything"):
+    return memory.context(query, scope, budget_tokens=400).text
+
+
+def test_the_block_says_whose_fact_and_since_when(db_path, clock, alice):
+    memory, _ = judged_memory(db_path, clock, {})
+    with memory:
+        memory.remember("loves orchids", alice, subject=other("wife sarah"), slot=Slot.LIKES, kind="preference")
+        memory.remember("Lives in Oakland", alice, subject="user", slot=Slot.RESIDENCE)
+        memory.remember("用户的老婆对海鲜过敏", alice, subject=other("老婆"), slot=Slot.ALLERGIES)
+        text = rendered(memory, alice, "orchids Oakland 海鲜")
+        assert "- Sarah (wife): loves orchids" in text
+        assert f"- Lives in Oakland (since {clock.now():%Y-%m})" in text
+        assert "- 用户的老婆对海鲜过敏\n" in text + "\n"  # it names her already
+
+
+def test_the_block_never_shows_two_values_of_one_single_valued_slot(db_path, clock, alice):
+    memory, _ = judged_memory(db_path, clock, {})
+    with memory:
+        memory.remember("Lives in Berkeley", alice, subject="user", slot=Slot.RESIDENCE)
+        clock.advance(days=30)
+        newer = memory.remember("Lives in Oakland", alice, subject="user", slot=Slot.RESIDENCE)
+        wife = memory.remember("Lives in Paris", alice, subject=other("wife"), slot=Slot.RESIDENCE)
+        block = memory.context("where does everyone live", alice, budget_tokens=400)
+        shown = {hit.record.id for hit in block.hits}
+        assert newer.id in shown and wife.id in shown
+        assert "Berkeley" not in block.text

