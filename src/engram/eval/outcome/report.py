@@ -10,7 +10,8 @@ from ..report import markdown_table
 PROBE_COLUMNS = (
     ("needed_in_block", "needed in block"), ("all_needed", "all needed"), ("stale_or_false", "stale/false"),
     ("empty_block", "empty"), ("tokens", "tokens"), ("stored", "stored at all"), ("stale_active", "stale active"),
-    ("scenario_sd", "sd (scen.)"),
+    ("junk_lines", "junk lines"), ("junk_stored", "junk stored"), ("retired_needed", "needed retired"),
+    ("others_as_user", "other's as user's"), ("scenario_sd", "sd (scen.)"),
 )
 ITEM_COLUMNS = ("utterances", "precision", "recall", "false_memories", "changes_ok", "forgets_ok")
 
@@ -31,12 +32,15 @@ def probe_rows(block: Mapping[str, Mapping[str, Any]]) -> tuple[list[str], list[
 
 
 def item_rows(block: Mapping[str, Mapping[str, Any]]) -> tuple[list[str], list[list[str]]]:
-    header = ["set", "utterances", "precision", "recall", "false memories", "changes ok", "forgets ok"]
+    header = ["set", "utterances", "precision", "recall", "false memories", "changes ok", "forgets ok",
+              "everyday requests retiring"]
     rows = []
     for name, fig in block.items():
+        everyday = f"{fig.get('everyday_retiring', 0)}/{fig['everyday']}" if fig.get("everyday") else "–"
         rows.append([name, str(fig["utterances"]), _cell(fig["precision"], ""), _cell(fig["recall"], ""),
                      str(fig["false_memories"]), f"{fig['changes_ok']}/{fig['changes']} "
-                     f"(sup {fig['supersede_ok']}, ref {fig['refine_ok']})", f"{fig['forgets_ok']}/{fig['forgets']}"])
+                     f"(sup {fig['supersede_ok']}, ref {fig['refine_ok']})", f"{fig['forgets_ok']}/{fig['forgets']}",
+                     everyday])
     return header, rows
 
 

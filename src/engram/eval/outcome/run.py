@@ -23,9 +23,10 @@ from ...embed import Embedder, make_embedder
 from ...memory import Memory
 from .play import DEFAULT_BUDGET, MODES, START, Mode, ProbeResult, play
 from .scenarios import DATA, LANGUAGES, PROBE_KINDS, SPLITS, Scenario, load_scenarios
-from .utterances import ItemResult, load_utterances, run_set
+from .utterances import ItemResult, load_everyday, load_utterances, run_everyday, run_set
 
 Progress = Callable[[str, int], Callable[[int], None]]
+EVERYDAY = "everyday-requests.jsonl"  # requests that must never retire a memory (both languages, one file)
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,8 +83,11 @@ def _utterance_items(folder: Path, config: OutcomeConfig, settings: Settings, em
     files = [root / split / f"{split}-{lang}-utterances.json" for split in config.splits for lang in config.languages]
     files = [f for f in files if f.exists()]
     sets = [(f.name.removesuffix("-utterances.json"), load_utterances(f)) for f in files]
+    everyday_file = root / EVERYDAY
+    everyday = [r for r in load_everyday(everyday_file) if r.lang in config.languages] \
+        if everyday_file.exists() else []
     advance = _bar(progress, "fresh utterances", sum(len(s.utterances) + len(s.changes) + len(s.forgets)
-                                                      for _, s in sets))
+                                                      for _, s in sets) + len(everyday))
     items: list[ItemResult] = []
     for name, utterance_set in sets:
         clock = FakeClock(START)
@@ -92,12 +96,26 @@ def _utterance_items(folder: Path, config: OutcomeConfig, settings: Settings, em
             for item in run_set(memory, clock, name, utterance_set):
                 items.append(item)
                 advance(1)
+    for lang in config.languages:
+        requests = [r for r in everyday if r.lang == lang]
+        if not requests:
+            continue
+        clock = FakeClock(START)
+        with Memory.open(str(folder / f"everyday-{lang}.db"), embedder=embedder, settings=settings,
+                         clock=clock) as memory:
+            for item in run_everyday(memory, clock, f"everyday-{lang}", requests):
+                items.append(item)
+                advance(1)
     return items
 
 
 def _mean(values: Iterable[float]) -> float | None:
     values = list(values)
     return sum(values) / len(values) if values else None
+
+
+def _share(part: int, whole: int) -> float | None:
+    return part / whole if whole else None
 
 
 def _probe_figures(group: Sequence[ProbeResult]) -> dict[str, Any]:
@@ -116,6 +134,10 @@ def _probe_figures(group: Sequence[ProbeResult]) -> dict[str, Any]:
         "tokens": _mean(p.tokens for p in group),
         "stored": _mean(len(p.stored) / len(p.needed) for p in group),
         "stale_active": sum(len(p.stale_active) for p in group) / stale_total if stale_total else None,
+        "junk_lines": _share(sum(len(p.junk_in_block) for p in group), sum(len(p.block) for p in group)),
+        "junk_stored": _share(sum(p.junk_active for p in group), sum(p.active_total for p in group)),
+        "retired_needed": _share(sum(len(p.retired_needed) for p in group), sum(len(p.needed) for p in group)),
+        "others_as_user": _mean(float(bool(p.others_as_user)) for p in group),
         "scenario_sd": statistics.pstdev(per_scenario) if len(per_scenario) > 1 else 0.0,
         "scenario_min": min(per_scenario),
     }
@@ -143,6 +165,7 @@ def summarize_items(items: Sequence[ItemResult]) -> dict[str, dict[str, Any]]:
         false_positive = sum(not i.ok for i in said if i.label != "memory")
         changes = [i for i in mine if i.part == "change"]
         forgets = [i for i in mine if i.part == "forget"]
+        everyday = [i for i in mine if i.part == "everyday"]
         out[name] = {
             "utterances": len(said),
             "precision": true_positive / (true_positive + false_positive) if true_positive + false_positive else None,
@@ -152,6 +175,7 @@ def summarize_items(items: Sequence[ItemResult]) -> dict[str, dict[str, Any]]:
             "supersede_ok": sum(i.ok for i in changes if i.label == "supersede"),
             "refine_ok": sum(i.ok for i in changes if i.label == "refine"),
             "forgets_ok": sum(i.ok for i in forgets), "forgets": len(forgets),
+            "everyday": len(everyday), "everyday_retiring": sum(not i.ok for i in everyday),
         }
     return out
 

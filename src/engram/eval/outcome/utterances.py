@@ -12,7 +12,10 @@ is judged on what the scope's active memories say afterwards, not on the events:
   phrases still is, or — for ``refine`` — both are;
 - a forget is honoured when no active memory holds a target phrase, the memories
   that should stay (``keep_phrases``) are still there, and the forget itself was
-  not stored.
+  not stored;
+- an everyday request ("remove the onions from my order", "把这段删掉", a pasted e-mail that
+  says "forget…") is said after a few facts in the same thread, and passes when it retires
+  none of them (``everyday-requests.jsonl``: requests no memory should ever be forgotten on).
 """
 
 from __future__ import annotations
@@ -59,6 +62,20 @@ class SpokenForget(_Model):
     keep_phrases: tuple[str, ...] = ()
 
 
+class EverydayRequest(_Model):
+    text: str = pydantic.Field(min_length=1)
+    lang: Literal["en", "zh"]
+    kind: str = "other"
+
+
+# What the user said before each everyday request, in its thread: what a forget could wrongly retire.
+EVERYDAY_SETUP = {
+    "en": "I live in Leeds, near Hyde Park. I'm allergic to peanuts. I work at Siemens as a data engineer. "
+          "My wife Sarah loves orchids. Please keep your answers short.",
+    "zh": "我住在杭州西湖区。我对花生过敏。我在阿里巴巴做数据工程师。我老婆叫小雨，喜欢兰花。回答尽量简短。",
+}
+
+
 class UtteranceSet(_Model):
     utterances: tuple[Utterance, ...] = ()
     changes: tuple[ChangePair, ...] = ()
@@ -73,6 +90,29 @@ class ItemResult:
     ok: bool
     label: str  # memory / not:<why> / supersede / refine / forget
     stored: tuple[str, ...]  # the active memories afterwards
+
+
+def load_everyday(path: Path) -> list[EverydayRequest]:
+    """One request per line (JSON Lines)."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+        return [EverydayRequest.model_validate_json(line) for line in lines if line.strip()]
+    except (OSError, pydantic.ValidationError) as exc:
+        raise BenchmarkDataError(f"{path}: {exc}") from exc
+
+
+def run_everyday(memory: Memory, clock: FakeClock, name: str, requests: list[EverydayRequest]) -> Iterator[ItemResult]:
+    """Each request in a scope of its own, after the setup facts in the same thread."""
+    scopes = _Scopes(memory, clock, name)
+    for request in requests:
+        scope = scopes.new()
+        scopes.say(scope, EVERYDAY_SETUP[request.lang])
+        before = {r.id for r in memory.scan(scope)}
+        scopes.say(scope, request.text)
+        after = {r.id for r in memory.scan(scope)}
+        retired = before - after
+        stored = scopes.active(scope)
+        yield ItemResult(name, "everyday", request.text, not retired, f"everyday:{request.kind}", stored)
 
 
 def load_utterances(path: Path) -> UtteranceSet:
