@@ -224,3 +224,27 @@ def test_through_the_http_client_with_an_unparseable_answer():
 ])
 def test_dominant_language(texts, language):
     assert dominant_language(texts) == language
+
+
+def test_the_model_gives_subject_and_slot_and_the_prompt_asks_for_them():
+    llm = ScriptedLLM([answer(
+        {**item("fact", "The user's colleague Ravi is allergic to peanuts."), "subject": "other:Colleague Ravi",
+         "slot": "allergies"},
+        {**item("fact", "The user lives in Oakland."), "subject": "user", "slot": "residence"},
+        item("fact", "The user is called Dana."),  # an older model answering without them: the judge decides
+    )])
+    candidates = LLMExtractor(llm).extract(ENGLISH)
+    assert [(c.subject, c.slot) for c in candidates] == [("other:colleague ravi", "allergies"),
+                                                         ("user", "residence"), (None, None)]
+    system = llm.calls[0].messages[0].content
+    assert "other:colleague ravi" in system and "residence" in system and "{slots}" not in system
+    assert {"subject", "slot"} <= set(EXTRACTION_SCHEMA["properties"]["memories"]["items"]["required"])
+
+
+@pytest.mark.parametrize("field, value", [("slot", "favourite_colour"), ("subject", "the neighbour"),
+                                          ("subject", "other:")])
+def test_an_unknown_slot_or_subject_drops_the_item_with_the_reason(field, value):
+    llm = ScriptedLLM([answer({**item(), field: value}, item("fact", "The user is called Dana."))])
+    extractor = LLMExtractor(llm)
+    assert [c.content for c in extractor.extract(ENGLISH)] == ["The user is called Dana."]
+    assert field in extractor.last_result.dropped[0].reason

@@ -17,7 +17,7 @@ from typing import Any
 from ..errors import InvalidValueError, LLMResponseError
 from ..llm.base import LLM, TokenUsage
 from ..llm.jsonrepair import parse_json_answer
-from ..model import Kind, Message, check_unit_interval
+from ..model import Kind, Message, check_slot, check_subject, check_unit_interval
 from .candidate import Candidate
 from .prompts import (
     EXTRACT_SYSTEM,
@@ -137,7 +137,26 @@ def to_candidate(item: Any, id_map: Mapping[str, str | None], extractor: str) ->
         importance=_unit(item.get("importance"), "importance"),
         source_message_ids=tuple(real for t in temp_ids if (real := id_map[t]) is not None),
         extractor=extractor,
+        subject=_subject(item.get("subject")),
+        slot=_slot(item.get("slot")),
     )
+
+
+def _subject(value: Any) -> str | None:
+    """None when the model gave none (the judge reads it); a malformed one drops the item."""
+    if value is None or value == "":
+        return None
+    try:
+        return check_subject(value.strip().lower() if isinstance(value, str) else value)
+    except InvalidValueError as exc:
+        raise _InvalidItem(str(exc)) from None
+
+
+def _slot(value: Any) -> str | None:
+    try:
+        return check_slot(value.strip().lower() if isinstance(value, str) else value)
+    except InvalidValueError as exc:
+        raise _InvalidItem(str(exc)) from None
 
 
 def _kind(value: Any) -> Kind:

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any, Literal
 
 from ..model import MemoryRecord, Message
+from ..slots import SINGLE_VALUED, Slot
 from .candidate import Candidate
 
 Language = Literal["zh", "en"]
@@ -47,8 +48,10 @@ EXTRACTION_SCHEMA: dict[str, Any] = {
                     "confidence": {"type": "number"},
                     "importance": {"type": "number"},
                     "source_ids": {"type": "array", "items": {"type": "string"}},
+                    "subject": {"type": "string"},
+                    "slot": {"type": ["string", "null"], "enum": [*(s.value for s in Slot), None]},
                 },
-                "required": ["kind", "content", "confidence", "importance", "source_ids"],
+                "required": ["kind", "content", "confidence", "importance", "source_ids", "subject", "slot"],
                 "additionalProperties": False,
             },
         }
@@ -77,6 +80,11 @@ For each memory give:
 - confidence: 0 to 1, how sure you are the user said and meant it
 - importance: 0 to 1, how much it matters for future conversations
 - source_ids: the ids of the messages it comes from, exactly as shown in brackets, e.g. ["m2"]
+- subject: whom it is about: "user", "team" (their team, company or organisation), or "other:" and
+  the person's relation and/or name for anyone else, e.g. "other:colleague ravi", "other:wife sarah";
+  the content of another person's fact names them ("The user's colleague Ravi is allergic to peanuts")
+- slot: what it sets, one of {slots}, or null when none fits; {single} hold one
+  value at a time (a new one replaces the old), the others accumulate
 Answer with JSON only: {"memories": [...]}. If nothing is worth remembering, answer {"memories": []}.""",
     "zh": """你的任务是从对话中提取关于用户及其所在组织的长期记忆。
 只保留在以后的对话中仍然有用的持久信息：
@@ -94,8 +102,18 @@ Answer with JSON only: {"memories": [...]}. If nothing is worth remembering, ans
 - confidence：0 到 1，你有多确定用户确实这样说、这样想
 - importance：0 到 1，这条信息对以后的对话有多重要
 - source_ids：信息来源消息的编号，与方括号中的编号完全一致，例如 ["m2"]
+- subject：这条记忆是关于谁的："user"（用户本人）、"team"（用户的团队、公司或组织），
+  或 "other:" 加上对方的关系和/或名字，例如 "other:同事 小王"、"other:老婆"；
+  关于别人的记忆要在 content 里写明是谁（“用户的同事小王对花生过敏”）
+- slot：它设定的是哪一项，取值 {slots} 之一，都不合适时为 null；
+  其中 {single} 同一时间只有一个值（新值取代旧值），其余可以并存
 只用 JSON 回答：{"memories": [...]}。如果没有值得记住的内容，回答 {"memories": []}。""",
 }
+
+_SLOTS = ", ".join(s.value for s in Slot)
+_SINGLE = ", ".join(s.value for s in Slot if s in SINGLE_VALUED)
+EXTRACT_SYSTEM = {language: text.replace("{slots}", _SLOTS).replace("{single}", _SINGLE)
+                  for language, text in EXTRACT_SYSTEM.items()}
 
 _CONVERSATION_HEADER: dict[Language, str] = {"en": "Conversation:", "zh": "对话："}
 
