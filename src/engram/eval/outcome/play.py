@@ -237,11 +237,15 @@ def _others_facts(scenario: Scenario, probe: Probe) -> list[Fact]:
     return [fact for fact in said if _person_words(fact.text)]
 
 
+_ANY_RELATION = re.compile(rf"\b(?:{_EN_RELATIONS})\b|{_ZH_OTHERS.pattern.removeprefix('^(?:用户的?)?')}", re.IGNORECASE)
+
+
 def _shown_as_users(fact: Fact, lines: Sequence[str]) -> bool:
-    """A block line holds the fact's words without naming whose it is."""
+    """A block line holds the fact's words and names nobody: neither the person (by the fact's
+    relation or names) nor any relation at all ("老婆" for a fact written "妻子")."""
     words = _person_words(fact.text)
     return any(contains(line, phrase) and not any(contains(line, w) for w in words)
-               for line in lines for phrase in fact.phrases)
+               and not _ANY_RELATION.search(line) for line in lines for phrase in fact.phrases)
 
 
 def _label(item: Forbidden, lines: Sequence[str]) -> str:
