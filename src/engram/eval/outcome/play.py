@@ -237,7 +237,8 @@ def _others_facts(scenario: Scenario, probe: Probe) -> list[Fact]:
     return [fact for fact in said if _person_words(fact.text)]
 
 
-_ANY_RELATION = re.compile(rf"\b(?:{_EN_RELATIONS})\b|{_ZH_OTHERS.pattern.removeprefix('^(?:用户的?)?')}", re.IGNORECASE)
+_ZH_RELATIONS = _ZH_OTHERS.pattern.removeprefix("^(?:用户的?)?")
+_ANY_RELATION = re.compile(rf"\b(?:{_EN_RELATIONS})\b|{_ZH_RELATIONS}", re.IGNORECASE)
 
 
 def _shown_as_users(fact: Fact, lines: Sequence[str]) -> bool:
