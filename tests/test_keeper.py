@@ -192,3 +192,13 @@ def test_the_articles_scenario_with_an_llm_extractor_over_the_openai_protocol(tm
             block = memory.context("我叫什么名字、偏好什么风格", scope, budget_tokens=400)
     assert not question.triggered and len(stub.requests) == calls
     assert "用户叫张三" in block.text and "简洁" in block.text and block.below_floor == 0
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("我家猫叫团子，是只英短", ["用户家猫叫团子，是只英短"]),
+    ("我老婆是护士，在协和上班", ["用户老婆是护士，在协和上班"]),
+    ("我养了一只猫，是只英短", ["用户养了一只猫，是只英短"]),
+])
+def test_what_goes_on_after_someone_of_the_users_is_theirs_not_the_users(text, expected):
+    """Issue 27: "用户是只英短" said the user was the cat; the wife's workplace was the user's."""
+    assert [s.content for s in keep.statements(text)] == expected

@@ -13,7 +13,7 @@ import re
 
 from .common import is_small_talk
 from .zh import _META_NEGATION, _REPORTED, strip_discourse
-from .zh_base import carry_subject, third_person, tidy
+from .zh_base import about_someone_else, carry_subject, third_person, tidy
 
 # "找房子的话…" marks a topic, not a supposition: 的话 alone is not a hypothetical here
 _HYPOTHETICAL = re.compile(r"如果|假如|要是|假设|万一|倘若|若是|假使|设想|哪天.{0,6}的话|以后.{0,6}的话")
@@ -82,12 +82,17 @@ def pieces(sentence: str) -> list[str]:
         piece = piece.strip("。！!？?")
         if not piece:
             continue
-        if out and (content_chars(piece) < 3 or (_GOES_ON.match(piece) and not out[-1].startswith("我"))) \
+        if out and (content_chars(piece) < 3 or (_GOES_ON.match(piece) and _not_the_users(out[-1]))) \
                 and not _ASKING_WORD.search(piece):
             out[-1] = f"{out[-1]}，{piece}"
         else:
             out.append(piece)
     return out
+
+
+def _not_the_users(piece: str) -> bool:
+    """The piece's subject is not the user (what follows it without a subject goes on with it)."""
+    return not piece.startswith("我") or about_someone_else(piece)  # "我家猫叫团子，是只英短"
 
 
 def content_chars(piece: str) -> int:

@@ -128,8 +128,8 @@ _CLAUSE = re.compile(r"[^，,]+[，,]?")
 
 
 # "我哥哥叫张伟，是一名医生": the clause after it goes on about the brother, not the user.
-_SOMEONE_ELSE = re.compile(
-    r"^我的?(?:老公|老婆|丈夫|妻子|太太|先生|爱人|男朋友|女朋友|男友|女友|对象|儿子|女儿|孩子|闺女|小孩|宝宝|爸爸|妈妈|父亲|母亲"
+SOMEONE_ELSE = re.compile(
+    r"^我(?:的|家的?|们家)?(?:猫|狗|宠物|老公|老婆|丈夫|妻子|太太|先生|爱人|男朋友|女朋友|男友|女友|对象|儿子|女儿|孩子|闺女|小孩|宝宝|爸爸|妈妈|父亲|母亲"
     r"|哥哥|姐姐|弟弟|妹妹|爷爷|奶奶|外公|外婆|姥姥|姥爷|同事|朋友|同学|室友|邻居|上级|上司|领导|老板|经理|主管|组长|总监|导师|师傅"
     r"|老爸|老妈|爸|妈|哥(?!们)|姐|弟|妹|闺蜜)"
 )
@@ -137,11 +137,21 @@ _SOMEONE_ELSE = re.compile(
 _PAST_LEAD = re.compile(r"^(?:以前|之前|原来|过去|曾经|小时候|当年)[，,]?")
 
 
+# "我养了一只猫，是只英短": the clause introduces someone, and what follows without a subject is theirs
+_INTRODUCES = re.compile(r"(?:养了?|有|生了?|添了?|收养了?)(?:[一两二三四][只条个位])?[\u4e00-\u9fff]{0,3}?"
+                         r"(?:猫|狗|宠物|儿子|女儿|孩子|宝宝|闺女)[，,。\s]*$")
+
+
+def about_someone_else(clause: str) -> bool:
+    """The clause is about someone of the user's ("我老婆…", "我家猫…"), or introduces them ("我养了一只猫")."""
+    return SOMEONE_ELSE.match(clause) is not None or _INTRODUCES.search(clause) is not None
+
+
 def carry_subject(sentence: str) -> str:
     parts = _CLAUSE.findall(sentence)
     for index in range(1, len(parts)):
         previous = _PAST_LEAD.sub("", parts[index - 1])
-        if (previous.startswith("我") and not previous.startswith("我们") and not _SOMEONE_ELSE.match(previous)
+        if (previous.startswith("我") and not previous.startswith("我们") and not about_someone_else(previous)
                 and _CONTINUES_SUBJECT.match(parts[index])):
             parts[index] = "我" + parts[index]
     return "".join(parts)
