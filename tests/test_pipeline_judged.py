@@ -236,3 +236,12 @@ def test_the_block_never_shows_two_values_of_one_single_valued_slot(db_path, clo
         shown = {hit.record.id for hit in block.hits}
         assert newer.id in shown and wife.id in shown
         assert "Berkeley" not in block.text
+
+
+def test_a_fact_taken_back_in_the_same_turn_is_not_brought_back_by_the_judge(db_path, clock, alice):
+    memory, _ = judged_memory(db_path, clock, {"I live in Leeds.": fact(Slot.RESIDENCE)})
+    with memory:
+        turns = [{"role": "user", "content": "I live in Leeds.", "id": "m1"},
+                 {"role": "user", "content": "Actually, forget that.", "id": "m2"}]
+        events = memory.add(turns, alice, thread_id="t").events
+        assert not active(memory, alice), events
