@@ -23,7 +23,7 @@ goes on as the extractor proposed it.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence, Set
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
@@ -104,9 +104,10 @@ def states_something(readings: Readings, messages: Sequence[Message], policy: Ju
 
 
 def judge_candidates(readings: Readings, candidates: Sequence[Candidate], messages: Sequence[Message], *,
-                     policy: JudgePolicy, fill: bool) -> Judged:
+                     policy: JudgePolicy, fill: bool, covered: Set[str] = frozenset()) -> Judged:
     """The candidates worth keeping, each with its subject and slot; ``fill``: also the
-    durable sentences no candidate came from (the rule extractor's gaps)."""
+    durable sentences no candidate came from (the rule extractor's gaps). ``covered``: sentences
+    the extractor read even if their candidates are gone (a "forget that" took them back)."""
     sentences = user_sentences(messages) if fill else []
     texts = [s for s, _ in sentences] + [_read(c) for c in candidates]
     if not texts:
@@ -115,7 +116,7 @@ def judge_candidates(readings: Readings, candidates: Sequence[Candidate], messag
     out = Judged([])
     for candidate in candidates:
         _place(candidate, readings_of[_read(candidate)], policy, out)
-    said = {c.said for c in candidates if c.said}
+    said = {c.said for c in candidates if c.said} | set(covered)
     for sentence, message in sentences:
         reading = readings_of[sentence]
         if sentence not in said and reading.durable and reading.confidence >= policy.add_confidence:

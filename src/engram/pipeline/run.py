@@ -209,7 +209,8 @@ class AddRun:
         if over > 0:  # one event for all of them: a runaway answer must not become a runaway row
             plan.events.append(AddEvent("SKIPPED", "", None, f"{over} more item(s) than the {MAX_ITEMS} one add() "
                                                            "takes: not read"))
-        candidates = self._judged(self._forgets(candidates, plan), plan)
+        covered = frozenset(c.said for c in candidates if c.said)
+        candidates = self._judged(self._forgets(candidates, plan), plan, covered)
         kept, skipped = gate(candidates, self.settings.gate)
         kept = [self._dated(c) for c in kept]
         plan.events += [self._skipped(c, why) for c, why in skipped]
@@ -230,13 +231,13 @@ class AddRun:
             return False
         return states_something(self.readings, messages, self.settings.judge)
 
-    def _judged(self, candidates: list[Candidate], plan: _Plan) -> list[Candidate]:
+    def _judged(self, candidates: list[Candidate], plan: _Plan, covered: frozenset[str]) -> list[Candidate]:
         """The judge's reading of every sentence (pipeline/judging.py): what is not durable
         goes, durable sentences no rule read come in, each candidate gets a subject and a slot."""
         if self.readings is None:
             return candidates
         judged = judge_candidates(self.readings, candidates, self.said, policy=self.settings.judge,
-                                  fill=self.pipeline.fill_from_judge)
+                                  fill=self.pipeline.fill_from_judge, covered=covered)
         plan.events += [self._skipped(c, why) for c, why in judged.skipped]
         return judged.kept
 
