@@ -8,7 +8,9 @@ A line whose labels are outside the shared vocabulary is skipped and counted.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -91,12 +93,39 @@ def _row(item: dict, writer: str, source: str, skipped: Counter) -> Row | None:
     return Row(text, lang, utterance, kind, slot, writer, source, subject)
 
 
+SLICE_SHARE = 10  # one line in ten (by a hash of its text) is the fixed held-out slice, never trained on
+_SPACES = re.compile(r"\s+")
+
+
+def normalised(text: str) -> str:
+    return _SPACES.sub(" ", text.strip().casefold())
+
+
+def in_slice(text: str) -> bool:
+    return int(hashlib.sha256(normalised(text).encode()).hexdigest(), 16) % SLICE_SHARE == 0
+
+
 def writers(root: Path = DATA) -> list[str]:
     return sorted(p.name for p in root.iterdir() if p.is_dir()) if root.exists() else []
 
 
-def rows(root: Path = DATA, skipped: Counter | None = None) -> list[Row]:
-    skipped = Counter() if skipped is None else skipped
+def rows(root: Path = DATA, skipped: Counter | None = None, part: str = "train") -> list[Row]:
+    """Every labelled line once (the first of identical texts): ``part`` "train" (outside
+    the held-out slice), "slice" (inside it) or "all"."""
+    found = _all_rows(root, Counter() if skipped is None else skipped)
+    seen: set[str] = set()
+    out = []
+    for row in found:
+        key = normalised(row.text)
+        if key in seen:
+            continue
+        seen.add(key)
+        if part == "all" or (part == "slice") == in_slice(row.text):
+            out.append(row)
+    return out
+
+
+def _all_rows(root: Path, skipped: Counter) -> list[Row]:
     out: list[Row] = []
     for writer in writers(root):
         folder = root / writer

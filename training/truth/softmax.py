@@ -94,7 +94,22 @@ class Model:
 
 def fit(design: Design, labels: np.ndarray, classes: int, l2: float, *, sample_weight: np.ndarray | None = None,
         iterations: int = 300, tolerance: float = 1e-6) -> Model:
-    """Minimise mean weighted cross-entropy + l2/2 * |W|^2 (bias unpenalised) by L-BFGS."""
+    """Minimise mean weighted cross-entropy + l2/2 * |W|^2 (bias unpenalised) by L-BFGS.
+
+    Only the n-gram buckets that occur in ``design`` get free weights (the others stay 0,
+    which is also their optimum under L2), so the optimiser's vectors stay small."""
+    used, compact_cols = np.unique(design.cols, return_inverse=True)
+    compact = Design(design.dense, design.rows, compact_cols.astype(np.int64), design.vals, len(used))
+    model = _fit(compact, labels, classes, l2, sample_weight, iterations, tolerance)
+    dense_dim = design.dense.shape[1]
+    weights = np.zeros((design.dim, classes), dtype=np.float32)
+    weights[:dense_dim] = model.weights[:dense_dim]
+    weights[dense_dim + used] = model.weights[dense_dim:]
+    return Model(weights, model.bias)
+
+
+def _fit(design: Design, labels: np.ndarray, classes: int, l2: float, sample_weight: np.ndarray | None,
+         iterations: int, tolerance: float) -> Model:
     op = _Operator(design)
     weight = np.ones(design.n) if sample_weight is None else sample_weight
     weight = (weight / weight.sum()).astype(np.float64)
@@ -118,12 +133,12 @@ def fit(design: Design, labels: np.ndarray, classes: int, l2: float, *, sample_w
     return Model(theta[:-classes].reshape(shape).astype(np.float32), theta[-classes:].astype(np.float32))
 
 
-def _lbfgs(func, theta: np.ndarray, iterations: int, tolerance: float, memory: int = 10) -> np.ndarray:
+def _lbfgs(func, theta: np.ndarray, iterations: int, tolerance: float, memory: int = 6) -> np.ndarray:
     loss, grad = func(theta)
     s_list: list[np.ndarray] = []
     y_list: list[np.ndarray] = []
     for _ in range(iterations):
-        direction = -_two_loop(grad, s_list, y_list)
+        direction = -_two_loop(grad.astype(np.float32), s_list, y_list).astype(np.float64)
         slope = float(grad @ direction)
         if slope >= 0:  # not a descent direction: restart from the gradient
             s_list.clear()
@@ -140,8 +155,8 @@ def _lbfgs(func, theta: np.ndarray, iterations: int, tolerance: float, memory: i
             return theta
         s, y = candidate - theta, new_grad - grad
         if float(s @ y) > 1e-12:
-            s_list.append(s)
-            y_list.append(y)
+            s_list.append(s.astype(np.float32))  # the curvature pairs in single precision: half the traffic
+            y_list.append(y.astype(np.float32))
             if len(s_list) > memory:
                 s_list.pop(0)
                 y_list.pop(0)

@@ -28,6 +28,7 @@ from .model import CLASSES, HeadConfig, design, embed, head_rows, labels, save, 
 from .softmax import Design
 
 SETTINGS = Path(__file__).with_name("settings.json")
+SLICE = Path(__file__).parents[2] / "tests" / "data" / "judge_slice.jsonl"
 ALPHAS = (0.0, 0.5, 1.0, 2.0)
 L2S = (3e-5, 1e-4, 3e-4, 1e-3)
 
@@ -66,6 +67,15 @@ def snapshot_version(data: Sequence[Row]) -> str:
     return f"judge-{len(data)}-{digest}"
 
 
+def write_slice(held_out: Sequence[Row], path: Path) -> None:
+    """The fixed held-out slice the tests check the shipped weights on (never trained on)."""
+    lines = [json.dumps({"text": r.text, "lang": r.lang, "type": r.utterance, "subject": r.subject_text or r.subject,
+                         "subject_kind": r.subject, "slot": r.slot, "writer": r.writer}, ensure_ascii=False)
+             for r in held_out]
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    print(f"held-out slice: {len(lines)} lines -> {path}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--fixed", action="store_true", help="reuse settings.json instead of selecting")
@@ -75,6 +85,7 @@ def main() -> None:
     skipped: Counter = Counter()
     data = rows(args.data, skipped)
     print(f"{len(data)} rows ({dict(Counter(r.writer for r in data))}); skipped {dict(skipped)}")
+    write_slice(rows(args.data, part="slice"), SLICE)
     full = design([r.text for r in data], embed([r.text for r in data]))
     if args.fixed:
         settings = json.loads(SETTINGS.read_text())
