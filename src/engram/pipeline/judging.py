@@ -23,6 +23,7 @@ goes on as the extractor proposed it.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence, Set
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
@@ -47,10 +48,12 @@ EmbedFn = Callable[[Sequence[str]], np.ndarray]
 @dataclass(frozen=True, slots=True)
 class JudgePolicy:
     drop_confidence: float = 0.6  # a candidate's sentence judged not durable this surely is not kept
+    drop_piece_confidence: float = 0.9  # nor a piece of a longer sentence judged so on its own words
     add_confidence: float = 0.7  # a sentence judged durable this surely is kept though no rule read it
 
     def __post_init__(self) -> None:
         check_unit_interval(self.drop_confidence, "drop_confidence")
+        check_unit_interval(self.drop_piece_confidence, "drop_piece_confidence")
         check_unit_interval(self.add_confidence, "add_confidence")
 
 
@@ -109,13 +112,15 @@ def judge_candidates(readings: Readings, candidates: Sequence[Candidate], messag
     durable sentences no candidate came from (the rule extractor's gaps). ``covered``: sentences
     the extractor read even if their candidates are gone (a "forget that" took them back)."""
     sentences = user_sentences(messages) if fill else []
-    texts = [s for s, _ in sentences] + [_read(c) for c in candidates]
+    shared = _sharing_a_sentence(candidates)
+    texts = [s for s, _ in sentences] + [_read(c) for c in candidates] + [c.content for c in candidates if c.said]
     if not texts:
         return Judged([])
     readings_of = readings.of(texts)
     out = Judged([])
     for candidate in candidates:
-        _place(candidate, readings_of[_read(candidate)], policy, out)
+        own = readings_of[candidate.content] if candidate.said else None
+        _place(candidate, readings_of[_read(candidate)], own, candidate in shared, policy, out)
     said = {c.said for c in candidates if c.said} | set(covered)
     for sentence, message in sentences:
         reading = readings_of[sentence]
@@ -129,10 +134,28 @@ def _read(candidate: Candidate) -> str:
     return candidate.said or candidate.content
 
 
-def _place(candidate: Candidate, reading: Judgement, policy: JudgePolicy, out: Judged) -> None:
-    if not reading.durable and reading.confidence >= policy.drop_confidence:
-        out.skipped.append((candidate, f"{_WHY_NOT[reading.utterance]} (judge {reading.confidence:.2f})"))
-        return
+def _sharing_a_sentence(candidates: Sequence[Candidate]) -> list[Candidate]:
+    """Candidates read from a sentence that gave more than one: each is judged on its own words
+    too ("我叫林晓雯，现在全职在家带娃，之前是做会计的" sets a name, a job and a past job, not three names)."""
+    count = Counter(c.said for c in candidates if c.said)
+    return [c for c in candidates if c.said and count[c.said] > 1]
+
+
+def _place(candidate: Candidate, reading: Judgement, own: Judgement | None, shared: bool, policy: JudgePolicy,
+           out: Judged) -> None:
+    """``reading``: the sentence's; ``own``: the candidate's own words' (as the extractor worded
+    them). A slot is the candidate's only when both readings agree on it — a wrong slot ends a
+    true memory, a missing one leaves the word rules to decide. A piece of a longer sentence
+    (``shared``) surely not durable on its own words is dropped."""
+    drops = ((reading, policy.drop_confidence), (own if shared else None, policy.drop_piece_confidence))
+    for judged, floor in drops:
+        if judged is not None and not judged.durable and judged.confidence >= floor:
+            out.skipped.append((candidate, f"{_WHY_NOT[judged.utterance]} (judge {judged.confidence:.2f})"))
+            return
+    if own is not None:
+        slot = reading.slot if own.durable and own.slot == reading.slot else None
+        subject = own.subject if shared else reading.subject
+        reading = Judgement(reading.utterance, subject, slot, reading.confidence)
     out.kept.append(with_reading(candidate, reading))
 
 

@@ -104,9 +104,10 @@ def decide_by_slot(candidate: Candidate, similar: Sequence[Similar], policy: Rec
                 or match.similarity >= policy.duplicate_similarity:
             return Decision("NOOP", f"already known as {match.record.id} (similarity {match.similarity:.2f})",
                             match.record)
-    same = [m for m in similar if m.record.slot == slot and same_subject(m.record.subject, candidate.subject)]
-    if not same:  # memories written before slots (or the judge gave them none): the word rules, on those only
-        return decide_by_rules(candidate, [m for m in similar if m.record.slot is None], policy)
+    same = [m for m in similar if m.record.slot == slot and m.record.kind == candidate.kind
+            and same_subject(m.record.subject, candidate.subject)]
+    if not same:  # nothing of this slot yet: the word rules may still see a change they know
+        return None
     return _single_value(candidate, same) if single_valued_slot(slot) else _many_values(candidate, same, policy)
 
 

@@ -88,18 +88,22 @@ def _names(text: str, word: str) -> bool:
 
 
 def one_value_per_slot(hits: Sequence[SearchHit]) -> set[str]:
-    """Ids of the hits to leave out: every value of a single-valued slot of one subject but
-    the newest (two active values can meet when one was written by hand or in one add())."""
-    newest: dict[tuple[str, str], MemoryRecord] = {}
+    """Ids of the hits to leave out: every value of a single-valued slot of one subject (and one
+    kind: a preference does not end a fact) but the newest (two active values can meet when one
+    was written by hand or in one add())."""
+    newest: dict[tuple[str, str, str], MemoryRecord] = {}
     for hit in hits:
         record = hit.record
         if single_valued(record.slot):
-            key = (record.subject, record.slot or "")
-            kept = newest.get(key)
+            kept = newest.get(_slot_key(record))
             if kept is None or (record.valid_from, record.created_at) > (kept.valid_from, kept.created_at):
-                newest[key] = record
+                newest[_slot_key(record)] = record
     return {hit.record.id for hit in hits if single_valued(hit.record.slot)
-            and newest[(hit.record.subject, hit.record.slot or "")].id != hit.record.id}
+            and newest[_slot_key(hit.record)].id != hit.record.id}
+
+
+def _slot_key(record: MemoryRecord) -> tuple[str, str, str]:
+    return record.subject, record.slot or "", record.kind.value
 
 
 def render(hits: Sequence[SearchHit], language: str) -> str:
