@@ -20,8 +20,18 @@ from engram.store.sqlite import SQLiteStore
 RAVI = other("colleague ravi")
 
 
+def read_alike(table: dict) -> dict:
+    """The table with each sentence's memories (as the rules word them) read the same way: the
+    judge reads a sentence and the memory made of it, and a slot needs both to agree."""
+    out = dict(table)
+    for text, judgement in table.items():
+        for candidate in RuleExtractor().extract([Message("user", text)]):
+            out.setdefault(candidate.content, judgement)
+    return out
+
+
 def judged_memory(db_path, clock, table, embedder=None) -> tuple[Memory, ScriptedJudge]:
-    judge = ScriptedJudge(table)
+    judge = ScriptedJudge(read_alike(table))
     pipeline = Pipeline(RuleExtractor(), judge=judge)
     memory = Memory(SQLiteStore(db_path), embedder=embedder or FakeHashEmbedder(), clock=clock, pipeline=pipeline,
                     judge=judge, settings=Settings(auto_worker=False))
@@ -245,3 +255,14 @@ def test_a_fact_taken_back_in_the_same_turn_is_not_brought_back_by_the_judge(db_
                  {"role": "user", "content": "Actually, forget that.", "id": "m2"}]
         events = memory.add(turns, alice, thread_id="t").events
         assert not active(memory, alice), events
+
+
+def test_a_slot_the_sentence_and_the_memory_disagree_on_is_not_given(db_path, clock, alice):
+    """A wrong slot would end a true memory: without agreement the word rules decide."""
+    text = "I report to Tom Becker"
+    judge = ScriptedJudge({text: fact(Slot.MANAGER)})  # the memory's own words read as no slot
+    pipeline = Pipeline(RuleExtractor(), judge=judge)
+    with Memory(SQLiteStore(db_path), embedder=FakeHashEmbedder(), clock=clock, pipeline=pipeline) as memory:
+        record = memory.get(memory.add(say(text), alice).events[0].record_id, alice)
+        assert (record.subject, record.slot) == ("user", None)
+        assert text in judge.judged and record.content in judge.judged
