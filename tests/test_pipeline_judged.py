@@ -266,3 +266,20 @@ def test_a_slot_the_sentence_and_the_memory_disagree_on_is_not_given(db_path, cl
         record = memory.get(memory.add(say(text), alice).events[0].record_id, alice)
         assert (record.subject, record.slot) == ("user", None)
         assert text in judge.judged and record.content in judge.judged
+
+
+@pytest.mark.parametrize("text", ["From now on keep your answers short", "以后报告请写得简洁一些"])
+def test_a_standing_instruction_read_as_a_request_is_kept(db_path, clock, alice, text):
+    memory, _ = judged_memory(db_path, clock, {text: not_durable(Utterance.REQUEST)})
+    with memory:
+        memory.add(say(text), alice)
+        assert len(active(memory, alice)) == 1
+
+
+def test_remember_with_bad_content_is_the_content_error_not_the_judges(db_path, clock, alice):
+    from engram.errors import InvalidContentError
+
+    memory, judge = judged_memory(db_path, clock, {})
+    with memory, pytest.raises(InvalidContentError):
+        memory.remember(42, alice)
+    assert judge.calls == []

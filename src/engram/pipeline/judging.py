@@ -149,7 +149,8 @@ def _place(candidate: Candidate, reading: Judgement, own: Judgement | None, shar
     (``shared``) surely not durable on its own words is dropped."""
     drops = ((reading, policy.drop_confidence), (own if shared else None, policy.drop_piece_confidence))
     for judged, floor in drops:
-        if judged is not None and not judged.durable and judged.confidence >= floor:
+        if judged is not None and not judged.durable and judged.confidence >= floor \
+                and not (judged.utterance is Utterance.REQUEST and keep.standing(_read(candidate))):
             out.skipped.append((candidate, f"{_WHY_NOT[judged.utterance]} (judge {judged.confidence:.2f})"))
             return
     if own is not None:
@@ -254,7 +255,8 @@ def label_drafts(judge: Judge, drafts: Sequence[MemoryDraft], embedder: Embedder
     given either keeps what it was given). The content is stored as given; one the judge reads
     as a passing state ("in Lisbon for a week") is kept out of the profile (``pinned=False``)
     unless the caller pinned it."""
-    open_ = [i for i, d in enumerate(drafts) if d.subject is None and d.slot is None]
+    open_ = [i for i, d in enumerate(drafts) if d.subject is None and d.slot is None
+             and isinstance(d.content, str) and d.content.strip()]  # bad content: build_record says why
     if not open_:
         return LabelledDrafts(list(drafts), {})
     texts = [drafts[i].content for i in open_]

@@ -107,6 +107,13 @@ def sentences(text: str) -> list[str]:
     return list(_joined_sentences(text))
 
 
+def standing(sentence: str) -> bool:
+    """The sentence asks for something from now on ("from now on keep it short", "以后报告写简洁点"):
+    a standing instruction, a memory, however much it reads like a request."""
+    language = keep_zh if is_chinese(sentence) else keep_en
+    return language._STANDING.search(sentence) is not None
+
+
 def passing(sentence: str) -> bool:
     """Every piece of the sentence is plainly not a memory (a question, a request, a passing
     state, chatter…) — as opposed to merely too short to keep."""
