@@ -90,11 +90,14 @@ class Readings:
     def __init__(self, judge: Judge, embed: EmbedFn | None) -> None:
         self.judge, self.embed = judge, embed
         self.known: dict[str, Judgement] = {}
+        self.vectors: dict[str, np.ndarray] = {}  # the store's own vectors of the texts judged (usem3 only)
 
     def of(self, texts: Sequence[str]) -> dict[str, Judgement]:
         new = [t for t in dict.fromkeys(texts) if t not in self.known]
         if new:
             vectors = self.embed(new) if self.embed is not None else None
+            if vectors is not None:
+                self.vectors.update(zip(new, vectors))
             self.known.update(zip(new, self.judge.judge(new, vectors=vectors)))
         return {t: self.known[t] for t in texts}
 

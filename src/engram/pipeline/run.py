@@ -215,13 +215,20 @@ class AddRun:
         kept = [self._dated(c) for c in kept]
         plan.events += [self._skipped(c, why) for c, why in skipped]
         kept = self._screen(kept, plan)
-        vectors = list(self.core.embedder.embed([c.content for c in kept])) if kept else []
+        vectors = self._vectors([c.content for c in kept]) if kept else []
         for candidate, vector in zip(kept, vectors):
             self._reconcile(candidate, vector, plan)
         if plan.admitted or plan.events:
             self.core.commit(plan.admitted, tenant=self.scope.tenant, audit=[self._extract_audit(plan)],
                              governance=GovernanceWrites(pending=tuple(plan.pending)))
         return AddResult(tuple(plan.events), True, trigger_reason, self.pipeline.extractor.name, self.usage)
+
+    def _vectors(self, texts: list[str]) -> list[np.ndarray]:
+        """The store embedder's vectors of the texts, those the judge already had reused."""
+        known = self.readings.vectors if self.readings is not None else {}
+        missing = [t for t in dict.fromkeys(texts) if t not in known]
+        fresh = dict(zip(missing, self.core.embedder.embed(missing))) if missing else {}
+        return [known[t] if t in known else fresh[t] for t in texts]
 
     def _judge_may_fire(self, reason: str, messages: Sequence[Message]) -> bool:
         """A turn the trigger's words pass over (too short, chatter by its words) that the
