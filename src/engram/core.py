@@ -29,16 +29,16 @@ import numpy as np
 from .changes import Change, Policy, WriteIntent
 from .clock import Clock
 from .embed.base import Embedder
-from .episodes.values import EpisodeWrites, TurnDraft
 from .errors import InvalidValueError
 from .governance.rules import ApprovalMatch, ApprovalRules, proposal, proposal_audit
-from .governance.values import GovernanceWrites, PendingApprovalError, PendingChange, RecalledMemory, RecallEvent
 from .limits import InputLimits
 from .model import Job, MemoryRecord, Operation, SearchHit, Status, Version
 from .pii import ENCRYPTED_KEY, PIIPolicies, PIIPolicy, Redactor, screen, screen_record
 from .search.tokenize import DEFAULT_TOKENIZER, Tokenizer
 from .side_fields import screened_batch
 from .store.base import AuditDraft, Holding, RecordWrite, Store, Touch, WriteBatch
+from .values.episodes import EpisodeWrites, TurnDraft
+from .values.governance import GovernanceWrites, PendingApprovalError, PendingChange, RecalledMemory, RecallEvent
 from .writes import new_id, retire
 
 

@@ -27,7 +27,6 @@ from .filters import record_filter
 from .governance.facade import Approvals, Audit, Keys, Quality
 from .governance.recalls import Recall
 from .governance.rules import ApprovalRules
-from .governance.values import GovernanceWrites
 from .limits import check_count, check_offset, check_unicode
 from .llm.base import LLM
 from .model import (
@@ -61,6 +60,7 @@ from .search.store_terms import RebuildLease, StoreTerms, store_terms
 from .search.tokenize import Tokenizer
 from .store import Store, open_store
 from .store.base import AuditDraft, AuditQuery, RecordFilter, TimeRange
+from .values.governance import GovernanceWrites
 from .writes import MemoryDraft, build_record, retire, revise
 
 log = logging.getLogger("engram")

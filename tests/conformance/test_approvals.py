@@ -19,7 +19,7 @@ from engram import (
     Settings,
 )
 from engram.governance.rules import ApprovalRule, ApprovalRules
-from engram.governance.values import PendingStatus
+from engram.values.governance import PendingStatus
 
 ORG = Scope("acme", ("orgs", "acme"))
 RULES = ApprovalRules((ApprovalRule("org memory", namespaces=("orgs/*",)),))

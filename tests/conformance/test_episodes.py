@@ -9,9 +9,9 @@ from datetime import timedelta
 import pytest
 
 from engram import InvalidValueError, NotFoundError, PIIPolicy, Scope, Settings
-from engram.episodes.values import EpisodeWrites, TurnDraft, WatermarkMove
 from engram.errors import ConflictError
 from engram.store.base import WriteBatch
+from engram.values.episodes import EpisodeWrites, TurnDraft, WatermarkMove
 
 PRINTER = [
     {"role": "user", "content": "My printer shows error E42 whenever I print a PDF"},

@@ -7,7 +7,9 @@ from datetime import timedelta
 import pytest
 
 from engram import ConflictError, InvalidValueError, NotFoundError, Scope
-from engram.governance.values import (
+from engram.model import Kind, MemoryRecord, Operation, Source, freeze_mapping
+from engram.store.base import WriteBatch
+from engram.values.governance import (
     AnswerLink,
     GovernanceWrites,
     PendingChange,
@@ -23,8 +25,6 @@ from engram.governance.values import (
     Verdict,
     WriteSample,
 )
-from engram.model import Kind, MemoryRecord, Operation, Source, freeze_mapping
-from engram.store.base import WriteBatch
 
 
 def _record(record_id: str, scope: Scope, at, content="Quarterly reports go to finance@acme.example") -> MemoryRecord:

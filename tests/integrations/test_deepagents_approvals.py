@@ -15,11 +15,11 @@ from langgraph.types import Command
 
 from engram import FakeHashEmbedder, Memory, Operation, Scope
 from engram.governance.rules import ApprovalRule, ApprovalRules
-from engram.governance.values import PendingStatus
 from engram.integrations.deepagents import EngramBackend
 from engram.integrations.langgraph.scripted import ScriptedChatModel
 from engram.integrations.langgraph.scripted import calls_tools as tools
 from engram.integrations.langgraph.scripted import tool_call as call
+from engram.values.governance import PendingStatus
 
 RULES = ApprovalRules((ApprovalRule("policy files", paths=("/policies/*",), actors=("agent*",)),))
 FILES = Scope("default", ("agents", "helper", "files"))

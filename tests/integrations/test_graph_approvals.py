@@ -21,10 +21,10 @@ from langgraph.types import Command
 
 from engram import FakeHashEmbedder, InvalidValueError, Kind, Memory, Operation, Scope
 from engram.governance.rules import ApprovalRule, ApprovalRules
-from engram.governance.values import PendingStatus
 from engram.integrations.langgraph import build_memory_graph, default_checkpointer
 from engram.integrations.langgraph.checkpoint import close_checkpointer
 from engram.integrations.langgraph.scripted import ScriptedChatModel
+from engram.values.governance import PendingStatus
 
 RULES = ApprovalRules((ApprovalRule("preferences", kinds=(Kind.PREFERENCE,)),))
 ALICE = Scope("default", ("users", "alice"))

@@ -21,10 +21,10 @@ from ..model import MemoryRecord, Scope, check_scope, utc
 from ..pii import mask_identifier
 from ..pipeline.messages import Message, normalize_messages
 from ..pipeline.run import Pipeline
+from ..values.episodes import EpisodeWrites, Thread, ThreadQuery, Turn, TurnQuery
 from .recorder import record_turns
 from .retention import Retention
 from .search import SearchOptions, ThreadExcerpt, search_turns
-from .values import EpisodeWrites, Thread, ThreadQuery, Turn, TurnQuery
 
 
 class Threads:

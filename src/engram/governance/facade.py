@@ -16,6 +16,7 @@ from ..limits import check_count, check_offset
 from ..model import AuditEvent, MemoryRecord, Operation, Scope, check_scope, parse_enum, utc
 from ..pii import mask_identifier
 from ..store.base import AuditQuery
+from ..values.governance import PendingChange, PendingStatus, RecallEvent, SampleQuery, Verdict, WriteSample
 from . import approvals as _approvals
 from . import keys as _keys
 from . import quality as _quality
@@ -23,7 +24,6 @@ from . import recalls as _recalls
 from .keys import KeyStatus, Revealed, Rotation
 from .quality import QualityReport, SampleForReview
 from .recalls import Provenance, RecallTrace
-from .values import PendingChange, PendingStatus, RecallEvent, SampleQuery, Verdict, WriteSample
 
 DEFAULT_WINDOW = timedelta(days=1)
 DEFAULT_SAMPLE_SINCE = timedelta(days=7)

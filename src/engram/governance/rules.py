@@ -36,8 +36,8 @@ from ..errors import ConfigError, InvalidValueError
 from ..model import Kind, MemoryRecord, Operation, Sensitivity, freeze_mapping, parse_enum, tenant_in_config
 from ..pii import ENCRYPTED_KEY
 from ..store.base import AuditDraft
+from ..values.governance import PendingChange, PendingStatus, ProposedChange
 from ..writes import new_id
-from .values import PendingChange, PendingStatus, ProposedChange
 
 if TYPE_CHECKING:
     from ..changes import Change, WriteIntent

@@ -8,10 +8,10 @@ from datetime import datetime
 from typing import Any
 
 from ..shapes import audit_data, record_data, version_data
+from ..values.governance import PendingChange, RecallEvent, WriteSample
 from .keys import KeyStatus, Revealed, Rotation
 from .quality import Accuracy, QualityReport, SampleForReview
 from .recalls import Provenance, RecallTrace
-from .values import PendingChange, RecallEvent, WriteSample
 
 
 def _iso(moment: datetime | None) -> str | None:

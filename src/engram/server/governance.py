@@ -28,11 +28,11 @@ from ..governance.shapes import (
     sample_data,
     trace_data,
 )
-from ..governance.values import PendingApprovalError, Verdict
 from ..limits import MAX_OFFSET
 from ..memory import Memory
 from ..shapes import hit_data as _hit_data
 from ..shapes import record_data
+from ..values.governance import PendingApprovalError, Verdict
 from .auth import Caller, Tenancy
 from .requests import MAX_K, Body, ScopeIn
 from .routes import ERROR_RESPONSES, QueryScope

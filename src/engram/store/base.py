@@ -15,8 +15,9 @@ from typing import Any, Literal, Protocol, get_args
 
 import numpy as np
 
-from ..episodes.values import EpisodeWrites, Thread, ThreadQuery, Turn, TurnQuery
-from ..governance.values import (
+from ..model import AuditEvent, Job, JobStatus, Kind, MemoryRecord, Operation, Stats, Status, Version
+from ..values.episodes import EpisodeWrites, Thread, ThreadQuery, Turn, TurnQuery
+from ..values.governance import (
     GovernanceWrites,
     PendingChange,
     PendingQuery,
@@ -25,7 +26,6 @@ from ..governance.values import (
     SampleQuery,
     WriteSample,
 )
-from ..model import AuditEvent, Job, JobStatus, Kind, MemoryRecord, Operation, Stats, Status, Version
 
 MetadataOp = Literal["eq", "ne", "gt", "gte", "lt", "lte", "in", "nin", "contains", "icontains", "exists"]
 TimeField = Literal["created_at", "updated_at", "valid_from", "valid_to", "expires_at", "last_accessed_at"]
