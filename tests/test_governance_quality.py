@@ -7,9 +7,9 @@ from datetime import timedelta
 import pytest
 
 from engram import FakeHashEmbedder, InvalidValueError, Memory, NotFoundError, PIIPolicy, Scope
+from engram.approval_rules import ApprovalRule, ApprovalRules
 from engram.governance.events import extract_detail, forbidden_kinds, skip_class
 from engram.governance.quality import accuracy, wilson
-from engram.governance.rules import ApprovalRule, ApprovalRules
 from engram.llm.fake import ScriptedLLM
 from engram.pipeline.llm_extract import LLMExtractor
 from engram.pipeline.run import AddEvent, Pipeline

@@ -7,12 +7,12 @@ import uuid
 import pytest
 
 from engram import FakeHashEmbedder, Memory, Scope
-from engram.search.tokenize import query_terms
 from engram.store import postgres_migrations
 from engram.store import sqlite_vectors as vector_chunks
 from engram.store.base import RecordFilter
 from engram.store.sqlite import SQLiteStore
 from engram.store.sqlite_migrations import MIGRATIONS as SQLITE_MIGRATIONS
+from engram.text.tokenize import query_terms
 
 try:
     from conformance import pgtools

@@ -20,9 +20,9 @@ from engram.search.retrieve import (
 )
 from engram.search.rewrite import rewrite_query, transcript_lines
 from engram.search.timehints import TimeWindow, time_window
-from engram.search.tokenize import query_terms
 from engram.store.base import ScoredId
 from engram.store.sqlite import SQLiteStore
+from engram.text.tokenize import query_terms
 from engram.writes import MemoryDraft
 
 NOW = datetime(2023, 8, 20, 12, 0, tzinfo=UTC)

@@ -33,7 +33,7 @@ import _common
 from pii_scan import scan
 
 from engram import FakeHashEmbedder, Memory, PendingApprovalError, Scope, Settings
-from engram.governance.rules import ApprovalRule, ApprovalRules
+from engram.approval_rules import ApprovalRule, ApprovalRules
 from engram.model import Message, Source
 
 TENANT = "forget"

@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 from .aio import AsyncMemory
+from .approval_rules import ApprovalRule, ApprovalRules
 from .changes import Policy, WriteIntent
 from .clock import Clock, FakeClock, SystemClock
 from .config import Settings
@@ -48,7 +49,6 @@ from .errors import (
 from .governance.keys import KeyStatus, Revealed, Rotation
 from .governance.quality import QualityReport
 from .governance.recalls import Provenance, Recall, RecallTrace
-from .governance.rules import ApprovalRule, ApprovalRules
 from .jsonl import ImportResult
 from .maintenance import MaintenanceReport
 from .memory import Memory

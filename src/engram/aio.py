@@ -26,7 +26,7 @@ from .memory import Memory
 from .model import MemoryRecord, Scope
 from .operations import Jobs, Maintenance, Scopes, Transfer
 from .pipeline.run import Pipeline
-from .search.tokenize import Tokenizer
+from .text.tokenize import Tokenizer
 
 P = ParamSpec("P")
 R = TypeVar("R")

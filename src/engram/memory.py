@@ -13,6 +13,7 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any, cast
 
+from .approval_rules import ApprovalRules
 from .changes import Change, Policy, WriteIntent
 from .clock import Clock, SystemClock
 from .config import Settings
@@ -20,13 +21,11 @@ from .contention import last_writer_wins
 from .core import WriteCore, superseding
 from .embed import Embedder, make_embedder
 from .embed.query_cache import QueryCache
-from .embed.reindex import reindex_store
 from .episodes.facade import Consolidation, Threads
 from .errors import ConflictError, InvalidValueError, NotFoundError, PermissionDeniedError, StaleTermsError
 from .filters import record_filter
 from .governance.facade import Approvals, Audit, Keys, Quality
 from .governance.recalls import Recall
-from .governance.rules import ApprovalRules
 from .limits import check_count, check_offset, check_unicode
 from .llm.base import LLM
 from .model import (
@@ -51,15 +50,16 @@ from .operations import DEFAULT_ACTOR, Jobs, Maintenance, Scopes, Transfer, tena
 from .pii import PIIPolicies, PIIPolicy
 from .pipeline import jobs
 from .pipeline.messages import normalize_messages
+from .pipeline.reindex import reindex_store
 from .pipeline.run import EXTRACTED_BY, AddResult, AddRun, Pipeline, PipelineSettings
 from .replies import link_replies, threads_to_look_up
 from .search.context import ContextBlock, build_context
 from .search.profile import profile_members, rank_profile
 from .search.retrieve import Retriever, retrieve
 from .search.store_terms import RebuildLease, StoreTerms, store_terms
-from .search.tokenize import Tokenizer
 from .store import Store, open_store
 from .store.base import AuditDraft, AuditQuery, RecordFilter, TimeRange
+from .text.tokenize import Tokenizer
 from .values.governance import GovernanceWrites
 from .writes import MemoryDraft, build_record, retire, revise
 

@@ -13,12 +13,12 @@ from typing import IO
 
 from . import jsonl, maintenance
 from .core import WriteCore
-from .embed.reindex import reindex_store
 from .episodes.facade import Consolidation, Threads
 from .governance.facade import Approvals
 from .maintenance import MaintenanceReport
 from .model import Job, JobStatus, Scope, check_label, check_scope
 from .pipeline import jobs as _jobs
+from .pipeline.reindex import reindex_store
 from .pipeline.run import Pipeline
 
 DEFAULT_ACTOR = "app"

@@ -18,7 +18,7 @@ from engram import (
     Scope,
     Settings,
 )
-from engram.governance.rules import ApprovalRule, ApprovalRules
+from engram.approval_rules import ApprovalRule, ApprovalRules
 from engram.values.governance import PendingStatus
 
 ORG = Scope("acme", ("orgs", "acme"))

@@ -3,8 +3,8 @@
 import pytest
 
 from engram import NotFoundError, Operation, Scope
-from engram.search.tokenize import query_terms
 from engram.store.base import RecordFilter
+from engram.text.tokenize import query_terms
 
 
 def test_purge_removes_record_versions_vector_and_terms(memory, alice):

@@ -5,8 +5,8 @@ cosine, hence the same fused order."""
 import pytest
 
 from engram import Scope
-from engram.search.tokenize import query_terms
 from engram.store.base import RecordFilter
+from engram.text.tokenize import query_terms
 
 from . import pgtools
 

@@ -14,7 +14,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
 from engram import FakeHashEmbedder, Memory, Operation, Scope
-from engram.governance.rules import ApprovalRule, ApprovalRules
+from engram.approval_rules import ApprovalRule, ApprovalRules
 from engram.integrations.deepagents import EngramBackend
 from engram.integrations.langgraph.scripted import ScriptedChatModel
 from engram.integrations.langgraph.scripted import calls_tools as tools

@@ -12,7 +12,7 @@ import purge_scan
 import pytest
 
 from engram import FakeClock, FakeHashEmbedder, Memory, PendingApprovalError, Scope, Settings, WriteIntent
-from engram.governance.rules import ApprovalRule, ApprovalRules
+from engram.approval_rules import ApprovalRule, ApprovalRules
 from engram.model import Message
 
 ANA = Scope.for_user("acme", "wibblewobble")

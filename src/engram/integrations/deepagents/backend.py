@@ -52,7 +52,7 @@ from wcmatch import glob as wcglob
 from ...errors import ConflictError, EngramError, InvalidValueError, PermissionDeniedError
 from ...memory import Memory
 from ...model import MemoryRecord, Scope
-from ...search.tokenize import has_cjk
+from ...text.tokenize import has_cjk
 from ...values.governance import PendingApprovalError, PendingChange
 from .. import _approval
 from .._slots import Slots

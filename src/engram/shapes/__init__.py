@@ -16,10 +16,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from .model import AuditEvent, Job, Kind, MemoryRecord, Page, SearchHit, Signals, Stats, Version
+from ..model import AuditEvent, Job, Kind, MemoryRecord, Page, SearchHit, Signals, Stats, Version
 
 if TYPE_CHECKING:
-    from .search.context import ContextBlock
+    from ..search.context import ContextBlock
 
 JSON = dict[str, Any]
 # What a tenant may see of Stats.extra over the network: the database's path, size and
@@ -146,7 +146,7 @@ def context_data(block: ContextBlock) -> JSON:
 def memory_block(records: Sequence[MemoryRecord], language: str = "en") -> str:
     """The memories of a scope as one block grouped by kind, in the headings and order
     of ``Memory.context`` (used where there is no query, e.g. MCP's engram://memory)."""
-    from .search.context import HEADINGS, KIND_ORDER
+    from ..search.context import HEADINGS, KIND_ORDER
 
     sections = [f"## {BLOCK_TITLES[language]}"]
     for kind in KIND_ORDER:

@@ -8,8 +8,8 @@ from datetime import datetime
 from typing import Any
 
 from ..consolidation.run import ConsolidationReport, ScopeReport
+from ..episodes.search import ThreadExcerpt
 from ..values.episodes import Thread, Turn
-from .search import ThreadExcerpt
 
 JSON = dict[str, Any]
 
