@@ -31,7 +31,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("core", frozenset({"core", "side_fields", "approval_rules"})),
     ("readers", frozenset({"search", "governance", "episodes"})),
     ("producers", frozenset({"pipeline", "maintenance", "consolidation", "jsonl", "config"})),
-    ("parts", frozenset({"parts", "operations"})),
+    ("parts", frozenset({"parts"})),
     ("facade", frozenset({"memory", "aio", "engram"})),
     ("shapes", frozenset({"shapes"})),
     ("tools", frozenset({"eval", "benchmark"})),
@@ -193,12 +193,20 @@ def test_surfaces_and_integrations_never_touch_the_store():
         if not name.startswith(ABOVE_THE_FACADE) or name.startswith(MAY_HOLD_A_STORE) or name == "__init__.py":
             continue
         reaches = [ast.unparse(node) for node in ast.walk(tree)
-                   if isinstance(node, ast.Attribute) and node.attr in ("store", "core")
+                   if isinstance(node, ast.Attribute) and node.attr in ("store", "core", "_store", "_core")
                    and "memory" in ast.unparse(node.value).lower()]
         imports = [m for m in imported_modules(name, tree) if m.startswith("engram.store") or m == "engram.core"]
         if reaches or imports:
             offenders.append((name, reaches[:2], sorted(imports)[:2]))
     assert offenders == []
+
+
+def test_memory_keeps_its_store_and_write_core_private(tmp_path):
+    from engram import FakeHashEmbedder, Memory
+
+    with Memory.open(str(tmp_path / "m.db"), embedder=FakeHashEmbedder()) as memory:
+        assert not hasattr(memory, "store") and not hasattr(memory, "core")
+        assert memory._store is memory._core.store  # one store under the verbs and the parts
 
 
 def test_the_architecture_checks_see_the_package():

@@ -127,6 +127,6 @@ def test_a_date_in_the_query_finds_that_days_memories(tmp_path):
                               for i in range(20)], scope)
         hits = memory.search("what did I do on 24 May, 2023?", scope, k=3)
         assert hits[0].record.valid_from.date().isoformat() == "2023-05-24"
-        plain = Memory(memory.store, embedder=FakeHashEmbedder(), settings=Settings(db=settings.db, time_weight=0),
+        plain = Memory(memory._store, embedder=FakeHashEmbedder(), settings=Settings(db=settings.db, time_weight=0),
                        clock=clock)
         assert plain.search("what did I do on 24 May, 2023?", scope, k=3)[0].record.valid_from.day != 24

@@ -44,7 +44,7 @@ def test_records_round_trip_exactly(memory, alice):
         expires_at=moment + timedelta(days=2), read_only=True, pinned=True,
     )
     assert record.pinned is True
-    assert memory.store.query("acme", _everything(alice)) == [record]
+    assert memory._store.query("acme", _everything(alice)) == [record]
     # reads show it as search sees it: its expiry (2025) has passed
     assert memory.get(record.id, alice) == replace(record, status=Status.EXPIRED)
 
