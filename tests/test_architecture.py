@@ -227,3 +227,15 @@ def test_every_folder_has_one_layer():
     declared = [name for _, folders in LAYERS for name in folders]
     assert len(declared) == len(set(declared))
     assert sorted(set(folder_graph(import_graph())) - set(declared)) == []
+
+
+def test_no_loop_between_folders():
+    assert circles(folder_graph(import_graph())) == []
+
+
+def test_no_import_up_a_layer_but_the_named_ones():
+    graph = import_graph()
+    assert sorted(set(up_layer_imports(graph)) - NAMED_UP_LAYER_IMPORTS) == []
+    assert len(NAMED_UP_LAYER_IMPORTS) <= 2
+    for importer, imported in NAMED_UP_LAYER_IMPORTS:  # a named exception that is gone is dropped from the list
+        assert imported in graph[importer]
