@@ -239,3 +239,21 @@ def test_no_import_up_a_layer_but_the_named_ones():
     assert len(NAMED_UP_LAYER_IMPORTS) <= 2
     for importer, imported in NAMED_UP_LAYER_IMPORTS:  # a named exception that is gone is dropped from the list
         assert imported in graph[importer]
+
+
+def _methods(protocol: type) -> set[str]:
+    return {name for name, value in vars(protocol).items() if callable(value) and not name.startswith("_")}
+
+
+def test_the_store_contract_is_split_by_role():
+    from engram.store.base import STORE_ROLES, Store
+    from engram.store.postgres import PostgresStore
+    from engram.store.sqlite import SQLiteStore
+
+    roles = {role.__name__: _methods(role) for role in STORE_ROLES}
+    assert all(0 < len(methods) <= 12 for methods in roles.values()), {k: len(v) for k, v in roles.items()}
+    every = [name for methods in roles.values() for name in methods]
+    assert len(every) == len(set(every))  # each method belongs to one role
+    assert _methods(Store) == set()  # the union adds nothing of its own
+    for backend in (SQLiteStore, PostgresStore):  # each backend implements each role
+        assert [name for name in every if not callable(getattr(backend, name, None))] == []
