@@ -203,14 +203,17 @@ class Memory:
         pinned: bool | None = None,
         source: Source | None = None,
         actor: str = DEFAULT_ACTOR,
+        subject: str | None = None,
+        slot: str | None = None,
     ) -> MemoryRecord:
         """Store one memory as given (no extraction, no reconciliation); personal data
         is screened by the tenant's PII policy like every write. ``pinned``: True puts it
         in the user's profile (what ``context`` always gives first), False keeps it out,
-        None lets engram decide (``profile``)."""
+        None lets engram decide (``profile``). ``subject`` ("user", "team", "other:<who>")
+        and ``slot`` (engram.slots.Slot) say who the memory is about and what it sets."""
         draft = MemoryDraft(
             content, kind, importance, confidence, category, tags, metadata, sensitivity, valid_from, valid_to,
-            expires_at, read_only, source, pinned=pinned,
+            expires_at, read_only, source, pinned=pinned, subject=subject, slot=slot,
         )
         return self.remember_many([draft], scope, actor=actor)[0]
 

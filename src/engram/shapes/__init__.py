@@ -70,6 +70,8 @@ def record_data(record: MemoryRecord) -> JSON:
         "supersedes": record.supersedes,
         "superseded_by": record.superseded_by,
         "pinned": record.pinned,
+        "subject": record.subject,
+        "slot": record.slot,
     }
 
 

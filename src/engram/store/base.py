@@ -93,7 +93,7 @@ class RecordWrite:
     record must not exist yet; otherwise the stored version must equal it."""
 
     record: MemoryRecord
-    terms: str  # space-joined lexical terms (search.tokenize.index_text)
+    terms: str  # space-joined lexical terms (text.tokenize.index_text)
     embedding: np.ndarray | None
     expected_version: int | None
 
