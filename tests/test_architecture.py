@@ -257,3 +257,10 @@ def test_the_store_contract_is_split_by_role():
     assert _methods(Store) == set()  # the union adds nothing of its own
     for backend in (SQLiteStore, PostgresStore):  # each backend implements each role
         assert [name for name in every if not callable(getattr(backend, name, None))] == []
+
+
+def test_ranking_defaults_are_defined_once():
+    from engram.config import Settings
+    from engram.search.retrieve import RetrievalSettings
+
+    assert Settings().retrieval() == RetrievalSettings()  # config.py's fields start from RANKING
