@@ -264,3 +264,15 @@ def test_ranking_defaults_are_defined_once():
     from engram.search.retrieve import RetrievalSettings
 
     assert Settings().retrieval() == RetrievalSettings()  # config.py's fields start from RANKING
+
+
+def test_a_record_is_written_to_json_in_one_place():
+    """The record codec (store/codec.py) is the one dict of every record field; the shapes
+    and through them the CLI, HTTP and MCP use it."""
+    writers = sorted(
+        name for name, tree in modules()
+        if any(isinstance(node, ast.Dict)
+               and {"embedding_model", "superseded_by"} <= {k.value for k in node.keys if isinstance(k, ast.Constant)}
+               for node in ast.walk(tree))
+    )
+    assert writers == ["store/codec.py"]
