@@ -24,9 +24,9 @@ from typing import Literal
 
 from ..errors import LLMError
 from ..model import MemoryRecord
-from ..search.tokenize import index_terms
 from ..slots import Slot, is_other
 from ..slots import single_valued as single_valued_slot
+from ..text.tokenize import index_terms
 from .candidate import Candidate
 from .rules.common import content_terms
 from .topics import slot_changes, topics

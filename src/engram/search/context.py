@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from ..model import Kind, MemoryRecord, SearchHit
 from ..slots import OTHER_PREFIX, is_other, single_valued
-from .tokenize import has_cjk
+from ..text.tokenize import has_cjk
 
 _CJK_CHARS = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 
