@@ -283,3 +283,13 @@ def test_remember_with_bad_content_is_the_content_error_not_the_judges(db_path, 
     with memory, pytest.raises(InvalidContentError):
         memory.remember(42, alice)
     assert judge.calls == []
+
+
+def test_a_piece_without_a_subject_is_about_whom_the_sentence_is_about(db_path, clock, alice):
+    text = "我老婆怀孕五个月了，预产期在8月中"
+    judge = ScriptedJudge({text: fact(Slot.HEALTH, other("老婆"))})  # each piece alone reads as the user's
+    pipeline = Pipeline(RuleExtractor(), judge=judge)
+    with Memory(SQLiteStore(db_path), embedder=FakeHashEmbedder(), clock=clock, pipeline=pipeline) as memory:
+        memory.add(say(text), alice)
+        due = [r for r in active(memory, alice) if "预产期" in r.content]
+        assert [(r.subject, r.content) for r in due] == [(other("老婆"), "用户的老婆：预产期在8月中")]

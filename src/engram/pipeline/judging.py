@@ -158,9 +158,15 @@ def _place(candidate: Candidate, reading: Judgement, own: Judgement | None, shar
             return
     if own is not None:
         slot = reading.slot if own.durable and own.slot == reading.slot else None
-        subject = own.subject if shared else reading.subject
+        subject = own.subject if shared and not _subjectless(candidate.content) else reading.subject
         reading = Judgement(reading.utterance, subject, slot, reading.confidence)
     out.kept.append(with_reading(candidate, reading))
+
+
+def _subjectless(content: str) -> bool:
+    """A piece the keeper found no subject in ("用户：预产期在8月中" of "我老婆怀孕了，预产期在8月中旬"):
+    it is about whomever the sentence is about."""
+    return content.startswith("用户：")
 
 
 def with_reading(candidate: Candidate, reading: Judgement) -> Candidate:
