@@ -293,3 +293,13 @@ def test_a_piece_without_a_subject_is_about_whom_the_sentence_is_about(db_path, 
         memory.add(say(text), alice)
         due = [r for r in active(memory, alice) if "预产期" in r.content]
         assert [(r.subject, r.content) for r in due] == [(other("老婆"), "用户的老婆：预产期在8月中")]
+
+
+def test_supersede_keeps_the_subject_and_slot_unless_given(db_path, clock, alice):
+    memory, _ = judged_memory(db_path, clock, {})
+    with memory:
+        old = memory.remember("Lives in Berkeley", alice, subject="user", slot=Slot.RESIDENCE)
+        _, new = memory.supersede(old.id, alice, "Lives in Oakland")
+        assert (new.subject, new.slot) == ("user", Slot.RESIDENCE)
+        _, other_person = memory.supersede(new.id, alice, "Sarah lives in Paris", subject=other("wife sarah"))
+        assert (other_person.subject, other_person.slot) == (other("wife sarah"), Slot.RESIDENCE)

@@ -329,11 +329,12 @@ class Memory:
         **fields: Any,
     ) -> tuple[MemoryRecord, MemoryRecord]:
         """Replace a fact that is no longer true: the old record is kept, marked
-        superseded with valid_to = now, and linked to its successor."""
+        superseded with valid_to = now, and linked to its successor (which keeps the old one's
+        subject and slot unless given)."""
         old = self._current(record_id, scope, None, False)
         now = self.clock.now()
         draft_fields = {"kind": old.kind, "importance": old.importance, "category": old.category, "tags": old.tags,
-                        **fields}
+                        "subject": old.subject, "slot": old.slot, **fields}  # the new value of the same slot
         new = build_record(MemoryDraft(content, source=source, **draft_fields), old.scope, now,
                            self._core.limits, self.embedder.name)
         created, retired = self._core.write(superseding(old, new, actor=actor, reason=reason, at=now))
