@@ -50,7 +50,7 @@ from .parts.operations import DEFAULT_ACTOR, Jobs, Maintenance, Scopes, Transfer
 from .pii import PIIPolicies, PIIPolicy
 from .pipeline import jobs
 from .pipeline.judge import Judge
-from .pipeline.judging import label_drafts
+from .pipeline.judging import label_records
 from .pipeline.messages import normalize_messages
 from .pipeline.reindex import reindex_store
 from .pipeline.run import EXTRACTED_BY, AddResult, AddRun, Pipeline, PipelineSettings
@@ -230,12 +230,13 @@ class Memory:
         given = [MemoryDraft(d) if isinstance(d, str) else d for d in drafts]
         if self.settings.reply_context:
             given = link_replies(given, self._latest_turns(scope, threads_to_look_up(given), now))
-        labelled = label_drafts(self.judge, given, self.embedder) if self.judge is not None else None
-        given = labelled.drafts if labelled else given
-        vectors = labelled.vectors if labelled else {}
         records = [build_record(d, scope, now, self._core.limits, self.embedder.name) for d in given]
+        vectors: dict[int, Any] = {}
+        if self.judge is not None:  # who each is about and the slot it sets, unless given
+            labelled = label_records(self.judge, given, records, self.embedder)
+            records, vectors = labelled.records, labelled.vectors
         return self._core.write([Change(Operation.CREATE, record, actor=actor, vector=vectors.get(i),
-                                        vector_text=given[i].content if i in vectors else None)
+                                        vector_text=record.content if i in vectors else None)
                                  for i, record in enumerate(records)])
 
     def add(

