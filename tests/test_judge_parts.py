@@ -45,8 +45,11 @@ def test_gathered_equals_the_dense_product():
     ("my boss Aisha Rahman hates meetings", "other:boss aisha rahman"),
     ("I think my mom is diabetic", "other:mom"),
     ("wife is vegan now", "other:wife"),
-    ("我同事小王对花生过敏", "other:同事 小王"),
-    ("老婆不吃辣", "other:老婆"),
+    ("我同事小王对花生过敏", "other:colleague 小王"),
+    ("老婆不吃辣", "other:wife"),
+    ("王先生是我先生的客户", "other:husband"),
+    ("my manager Sarah approved it", "other:boss sarah"),
+    ("My Mum is a retired nurse", "other:mom"),
     ("Priya just started at Google", "other:priya"),
     ("they said it's fine", "other:someone"),
 ])

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from engram.pipeline.judge.subjects import canonical_relation
 from engram.slots import TEAM, USER, Judgement, is_other, other, single_valued
 
 from .dataset import Pair, Row
@@ -75,7 +76,7 @@ def scores(rows: Sequence[Row], judged: Sequence[Judgement]) -> Scores:
 def _same_person(written: str, judged: str) -> bool:
     """The writer's relation and name (they often give the relation alone) are all in the judged subject."""
     try:
-        wanted = other(written.removeprefix("other:")).removeprefix("other:").split()
+        wanted = [canonical_relation(w) for w in other(written.removeprefix("other:")).removeprefix("other:").split()]
     except ValueError:
         return False
     return set(wanted) <= set(judged.removeprefix("other:").split())
@@ -90,7 +91,8 @@ class PairScores:
     unrelated: int  # unrelated + adds pairs
     false_supersession: float | None
 
-    HEADER = ("changes", "caught", "worded apart", "caught", "unrelated/adds", "false supersession")
+    HEADER = ("changes (single-valued slot)", "caught", "worded apart", "caught", "unrelated/adds",
+              "false supersession")
 
     def cells(self) -> list[str]:
         return [str(self.changes), fmt(self.caught), str(self.apart), fmt(self.caught_apart), str(self.unrelated),
@@ -105,17 +107,23 @@ def supersedes(old: Judgement, new: Judgement) -> bool:
 
 def pair_scores(pairs: Sequence[Pair], old: Sequence[Judgement], new: Sequence[Judgement]) -> PairScores:
     triples = list(zip(pairs, old, new))
-    changes = [supersedes(o, n) for p, o, n in triples if p.label == "change"]
-    apart = [supersedes(o, n) for p, o, n in triples if p.label == "change" and p.worded_apart]
+    # A change of a many-valued slot ("we moved from Jira to Linear") is no supersession by structure.
+    single = [(p, o, n) for p, o, n in triples if p.label == "change" and single_valued(p.slot)]
+    changes = [supersedes(o, n) for p, o, n in single]
+    apart = [supersedes(o, n) for p, o, n in single if p.worded_apart]
     unrelated = [supersedes(o, n) for p, o, n in triples if p.label in ("unrelated", "adds")]
     return PairScores(len(changes), ratio(sum(changes), len(changes)), len(apart), ratio(sum(apart), len(apart)),
                       len(unrelated), ratio(sum(unrelated), len(unrelated)))
 
 
 def table(title: str, header: Sequence[str], lines: Sequence[tuple[str, list[str]]]) -> str:
-    width = max([len(title), *(len(name) for name, _ in lines)])
-    out = [f"| {title.ljust(width)} | " + " | ".join(header) + " |",
-           "|" + "-" * (width + 2) + "|" + "|".join("-" * (len(h) + 2) for h in header) + "|"]
+    """A Markdown table (the first column names the row)."""
+    width = max([len(title), *(len(name.replace(" ", "&nbsp;", 2) if name.startswith("  ") else name)
+                               for name, _ in lines)])
+    widths = [max([len(h), *(len(cells[i]) for _, cells in lines)]) for i, h in enumerate(header)]
+    out = [f"| {title.ljust(width)} | " + " | ".join(h.rjust(w) for h, w in zip(header, widths)) + " |",
+           f"|{'-' * (width + 2)}|" + "|".join("-" * (w + 1) + ":" for w in widths) + "|"]
     for name, cells in lines:
-        out.append(f"| {name.ljust(width)} | " + " | ".join(c.rjust(len(h)) for c, h in zip(cells, header)) + " |")
+        shown = name.replace(" ", "&nbsp;", 2) if name.startswith("  ") else name
+        out.append(f"| {shown.ljust(width)} | " + " | ".join(c.rjust(w) for c, w in zip(cells, widths)) + " |")
     return "\n".join(out)
