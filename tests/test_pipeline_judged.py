@@ -303,3 +303,12 @@ def test_supersede_keeps_the_subject_and_slot_unless_given(db_path, clock, alice
         assert (new.subject, new.slot) == ("user", Slot.RESIDENCE)
         _, other_person = memory.supersede(new.id, alice, "Sarah lives in Paris", subject=other("wife sarah"))
         assert (other_person.subject, other_person.slot) == (other("wife sarah"), Slot.RESIDENCE)
+
+
+def test_an_unsure_durable_reading_gives_no_slot(db_path, clock, alice):
+    """"clear localStorage on logout" read as where the user lives (0.47) must not end the address."""
+    text = "clear localStorage on logout, add that to the handler"
+    memory, _ = judged_memory(db_path, clock, {text: fact(Slot.RESIDENCE, confidence=0.47)})
+    with memory:
+        record = memory.get(memory.add(say(text), alice, force=True).events[0].record_id, alice)
+        assert record.slot is None

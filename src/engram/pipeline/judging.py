@@ -49,11 +49,13 @@ EmbedFn = Callable[[Sequence[str]], np.ndarray]
 class JudgePolicy:
     drop_confidence: float = 0.6  # a candidate's sentence judged not durable this surely is not kept
     drop_piece_confidence: float = 0.9  # nor a piece of a longer sentence judged so on its own words
+    slot_confidence: float = 0.6  # a slot (which ends older values) only from a reading at least this sure
     add_confidence: float = 0.7  # a sentence judged durable this surely is kept though no rule read it
 
     def __post_init__(self) -> None:
         check_unit_interval(self.drop_confidence, "drop_confidence")
         check_unit_interval(self.drop_piece_confidence, "drop_piece_confidence")
+        check_unit_interval(self.slot_confidence, "slot_confidence")
         check_unit_interval(self.add_confidence, "add_confidence")
 
 
@@ -156,6 +158,8 @@ def _place(candidate: Candidate, reading: Judgement, own: Judgement | None, shar
                 and not (judged.utterance is Utterance.REQUEST and keep.standing(_read(candidate))):
             out.skipped.append((candidate, f"{_WHY_NOT[judged.utterance]} (judge {judged.confidence:.2f})"))
             return
+    if reading.confidence < policy.slot_confidence:  # unsure what it is: the word rules decide, no slot
+        reading = Judgement(reading.utterance, reading.subject, None, reading.confidence)
     if own is not None:
         slot = reading.slot if own.durable and own.slot == reading.slot else None
         subject = own.subject if shared and not _subjectless(candidate.content) else reading.subject
