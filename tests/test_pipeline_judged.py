@@ -287,7 +287,7 @@ def test_remember_with_bad_content_is_the_content_error_not_the_judges(db_path, 
 
 def test_a_piece_without_a_subject_is_about_whom_the_sentence_is_about(db_path, clock, alice):
     text = "我老婆怀孕五个月了，预产期在8月中"
-    judge = ScriptedJudge({text: fact(Slot.HEALTH, other("老婆"))})  # each piece alone reads as the user's
+    judge = ScriptedJudge({text: fact(None, other("老婆"))})  # each piece alone reads as the user's
     pipeline = Pipeline(RuleExtractor(), judge=judge)
     with Memory(SQLiteStore(db_path), embedder=FakeHashEmbedder(), clock=clock, pipeline=pipeline) as memory:
         memory.add(say(text), alice)
@@ -312,3 +312,17 @@ def test_an_unsure_durable_reading_gives_no_slot(db_path, clock, alice):
     with memory:
         record = memory.get(memory.add(say(text), alice, force=True).events[0].record_id, alice)
         assert record.slot is None
+
+
+def test_the_pieces_of_a_sentence_that_sets_one_slot_are_one_memory(db_path, clock, alice):
+    """"车是租的 比亚迪秦PLUS 一个月租金4500" is the user's vehicle: a later car ends all of it."""
+    old, new = "车是租的 比亚迪秦PLUS 一个月租金4500", "车不租了 自己贷款买了辆埃安Y"
+    judge = ScriptedJudge({old: fact(Slot.VEHICLE), new: change(Slot.VEHICLE)})
+    pipeline = Pipeline(RuleExtractor(), judge=judge)
+    with Memory(SQLiteStore(db_path), embedder=FakeHashEmbedder(), clock=clock, pipeline=pipeline) as memory:
+        [first] = memory.add(say(old), alice).events
+        assert (first.event, first.content) == ("ADD", "用户：车是租的，比亚迪秦PLUS，一个月租金4500")
+        clock.advance(days=1)
+        events = memory.add(say(new), alice).events
+        assert [e.event for e in events] == ["SUPERSEDE"] and events[0].target_id == first.record_id
+        assert [r.content for r in active(memory, alice)] == [events[0].content]

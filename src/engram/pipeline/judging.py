@@ -36,6 +36,7 @@ from ..slots import USER, Judgement, Slot, Utterance, is_other, single_valued
 from ..writes import MemoryDraft
 from .candidate import Candidate
 from .judge import Judge
+from .judge.subjects import canonical_relation
 from .rules import keep, keep_en, keep_zh
 from .rules.common import is_chinese
 from .rules.forgets import without_forgets
@@ -126,6 +127,7 @@ def judge_candidates(readings: Readings, candidates: Sequence[Candidate], messag
     for candidate in candidates:
         own = readings_of[candidate.content] if candidate.said else None
         _place(candidate, readings_of[_read(candidate)], own, candidate in shared, policy, out)
+    out = Judged(one_per_slot_sentence(out.kept, readings_of, policy), out.skipped)
     said = {c.said for c in candidates if c.said} | set(covered)
     for sentence, message in sentences:
         reading = readings_of[sentence]
@@ -133,6 +135,46 @@ def judge_candidates(readings: Readings, candidates: Sequence[Candidate], messag
             out.kept.append(from_sentence(sentence, message, reading))
             said.add(sentence)
     return out
+
+
+def one_per_slot_sentence(kept: list[Candidate], readings_of: Mapping[str, Judgement],
+                          policy: JudgePolicy) -> list[Candidate]:
+    """The keeper's pieces of one sentence the judge surely reads as setting one slot are one
+    memory ("车是租的 比亚迪秦PLUS 一个月租金4500" is the user's vehicle, not four facts), so a
+    later value of the slot ends all of it, and the slot is the sentence's."""
+    groups: dict[str, list[Candidate]] = {}
+    for candidate in kept:
+        if candidate.said and candidate.category == keep.NOTE:
+            groups.setdefault(candidate.said, []).append(candidate)
+    out: list[Candidate] = []
+    done: set[str] = set()
+    for candidate in kept:
+        group = groups.get(candidate.said or "", [])
+        reading = readings_of.get(candidate.said or "")
+        if len(group) < 2 or reading is None or not _sets_a_slot(reading, policy) \
+                or len({c.kind for c in group}) > 1:
+            out.append(candidate)
+        elif candidate.said not in done:
+            done.add(candidate.said or "")
+            out.append(_joined(group, reading))
+    return out
+
+
+def _sets_a_slot(reading: Judgement, policy: JudgePolicy) -> bool:
+    return reading.durable and reading.slot not in (None, Slot.OTHER) and reading.confidence >= policy.slot_confidence
+
+
+def _joined(group: list[Candidate], reading: Judgement) -> Candidate:
+    first = group[0]
+    zh = is_chinese(first.content)
+    rest = [_ZH_USER_LEAD.sub("", c.content) if zh else c.content for c in group[1:]]
+    content = ("，" if zh else "; ").join([first.content, *rest])
+    metadata = {k: v for c in group for k, v in c.metadata.items()}
+    joined = replace(first, content=content[:300], confidence=max(c.confidence for c in group),
+                     importance=max(c.importance for c in group), metadata=MappingProxyType(metadata),
+                     ends=tuple(dict.fromkeys(e for c in group for e in c.ends)),
+                     source_message_ids=tuple(dict.fromkeys(i for c in group for i in c.source_message_ids)))
+    return with_reading(replace(joined, subject=None, slot=None), reading)
 
 
 def _read(candidate: Candidate) -> str:
@@ -218,14 +260,30 @@ def owned(content: str, subject: str, said: str) -> str:
         return content
     relation = subject.split(":", 1)[1]
     words = [w for w in re.split(r"\s+", relation) if w]
-    if any(_mentions(content, w) for w in words):
+    if any(_mentions(content, w) for w in words) or _names_relation(content, words[0]):
         return _their_as_users(content)
     owner = _as_said(relation, said)
+    if is_chinese(content):  # the relation as the user wrote it ("老婆", not the subject's "wife")
+        owner = _relation_in(said, words[0]) or _relation_in(content, words[0]) or owner
     if is_chinese(content):
         body = _ZH_USER_LEAD.sub("", content)
         return f"用户的{owner}{'' if body.startswith(('是', '在', '叫', '对', '有', '也', '很')) else '：'}{body}"
     body = _EN_USER_LEAD.sub("", content)
     return f"User's {owner}: {body[:1].lower() + body[1:]}" if body else f"User's {owner}"
+
+
+def _relation_in(text: str, relation: str) -> str | None:
+    """The word of ``text`` (Chinese, up to four characters) that names ``relation`` ("wife")."""
+    for length in (3, 2, 1, 4):
+        for start in range(len(text) - length + 1):
+            word = text[start:start + length]
+            if canonical_relation(word) == relation and word != relation:
+                return word
+    return None
+
+
+def _names_relation(content: str, relation: str) -> bool:
+    return is_chinese(content) and _relation_in(content, relation) is not None
 
 
 def _their_as_users(content: str) -> str:
