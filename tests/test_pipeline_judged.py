@@ -326,3 +326,24 @@ def test_the_pieces_of_a_sentence_that_sets_one_slot_are_one_memory(db_path, clo
         events = memory.add(say(new), alice).events
         assert [e.event for e in events] == ["SUPERSEDE"] and events[0].target_id == first.record_id
         assert [r.content for r in active(memory, alice)] == [events[0].content]
+
+
+def test_an_llm_extractor_fills_the_same_structure_and_the_same_supersession_applies(db_path, clock, alice):
+    """The LLM names subject and slot; the change is decided by structure before the LLM
+    reconciler is asked (the scripted LLM has no answer for it)."""
+    import json
+
+    from engram.llm.fake import ScriptedLLM
+
+    def answer(content: str) -> str:
+        return json.dumps({"memories": [{"kind": "fact", "content": content, "confidence": 0.9, "importance": 0.8,
+                                         "source_ids": ["m1"], "subject": "user", "slot": "residence"}]})
+
+    llm = ScriptedLLM([answer("The user lives in Berkeley."), answer("The user bought a house in Oakland.")])
+    pipeline = Pipeline.default(llm, judge=ScriptedJudge())
+    with Memory(SQLiteStore(db_path), embedder=FakeHashEmbedder(), clock=clock, pipeline=pipeline) as memory:
+        first = memory.add(say("I live in Berkeley"), alice).events[0]
+        clock.advance(days=2)
+        second = memory.add(say("we closed on a house in Oakland"), alice).events[0]
+        assert (second.event, second.target_id) == ("SUPERSEDE", first.record_id)
+        assert llm.remaining == 0 and len(llm.calls) == 2  # two extractions, no reconciliation call
