@@ -92,15 +92,3 @@ def test_profile_can_be_switched_off(db_path, usem3, clock, alice):
     with Memory(SQLiteStore(db_path), embedder=usem3, clock=clock, settings=Settings(profile_share=0)) as memory:
         memory.remember("Allergic to peanuts", alice)
         assert memory.context("book me a table for Friday", alice).profile == ()
-
-
-def test_the_slot_says_the_profile_tier_first():
-    from dataclasses import replace
-
-    def record(content, slot, kind=Kind.FACT):
-        return replace(_record(content, kind), slot=slot)
-
-    assert tier(record("用户只吃蛋奶", "diet")) is Tier.CONSTRAINT  # no word of the constraint lists needed
-    assert tier(record("Reports to Aisha Rahman", "manager")) is Tier.IDENTITY
-    assert tier(record("Reports to Aisha Rahman", None)) is Tier.DURABLE  # its words alone say less
-    assert tier(record("Three bullet points, no more", "reply_style", Kind.PREFERENCE)) is Tier.STANDING

@@ -17,10 +17,7 @@ all (constraints first: a missing allergy hurts more than a missing hobby):
 4. other durable facts about the user.
 
 What is recalled on demand instead: to-dos, plans and events, conclusions, episodes,
-files, and anything ``pinned is False`` (so never a passing state: add() does not keep
-one, remember() keeps it out). The tier is read from the slot the memory sets when it has
-one (``engram.slots``: allergies, diet, health, budget are constraints; name, home, work,
-family are identity; rules, reply style, tools, likes are standing), else from the kind, the
+files, and anything ``pinned is False``. The tier is read from the kind, the
 category (the rule extractor's slots, "identity:name", "taboo:allergy", …) and, for
 memories stored without one, the words they use (English and Chinese).
 """
@@ -34,7 +31,6 @@ from datetime import datetime
 from enum import IntEnum
 
 from ..model import Kind, MemoryRecord, Scope, Status
-from ..slots import Slot
 from ..store.base import RecordFilter, Store
 
 
@@ -90,26 +86,12 @@ _STANDING_WORDS = re.compile(
 )
 
 
-# the slot a memory sets (engram.slots), where the judge or the caller gave one, says its tier first
-_SLOT_TIERS: dict[str, Tier] = {
-    **dict.fromkeys((Slot.ALLERGIES, Slot.HEALTH, Slot.DIET, Slot.BUDGET), Tier.CONSTRAINT),
-    **dict.fromkeys((Slot.NAME, Slot.AGE, Slot.BIRTHDAY, Slot.RESIDENCE, Slot.HOMETOWN, Slot.EMPLOYER, Slot.JOB_TITLE,
-                     Slot.MANAGER, Slot.RELATIONSHIP, Slot.SCHOOL, Slot.CHILDREN, Slot.PETS, Slot.FAMILY,
-                     Slot.LANGUAGES, Slot.TIMEZONE), Tier.IDENTITY),
-    **dict.fromkeys((Slot.REPLY_LANGUAGE, Slot.REPLY_STYLE, Slot.RULES, Slot.WORK_HOURS, Slot.WORK_MODE,
-                     Slot.TOOLS, Slot.LIKES, Slot.DISLIKES), Tier.STANDING),
-}
-
-
 def tier(record: MemoryRecord) -> Tier | None:
     """The record's profile tier, or None when it is recalled on demand only."""
     if record.pinned is not None:
         return Tier.PINNED if record.pinned else None
     if record.kind not in PROFILE_KINDS:
         return None
-    by_slot = _SLOT_TIERS.get(record.slot or "")
-    if by_slot is not None:
-        return by_slot
     category = (record.category or "").lower()
     group = category.split(":", 1)[0]
     if category in _SLOT_CONSTRAINTS or group in _CONSTRAINT_GROUPS:
