@@ -347,3 +347,10 @@ def test_an_llm_extractor_fills_the_same_structure_and_the_same_supersession_app
         second = memory.add(say("we closed on a house in Oakland"), alice).events[0]
         assert (second.event, second.target_id) == ("SUPERSEDE", first.record_id)
         assert llm.remaining == 0 and len(llm.calls) == 2  # two extractions, no reconciliation call
+
+
+def test_remember_takes_no_slot_from_an_unsure_reading(db_path, clock, alice):
+    text = "Second-year PhD student at Edinburgh"
+    memory, _ = judged_memory(db_path, clock, {text: fact(Slot.SCHOOL, confidence=0.5)})
+    with memory:
+        assert memory.remember(text, alice).slot is None

@@ -334,7 +334,8 @@ def label_records(judge: Judge, drafts: Sequence[MemoryDraft], records: Sequence
     vectors = np.asarray(embedder.embed(texts), dtype=np.float32) if embedder.name == USEM3 else None
     out = list(records)
     for i, reading in zip(open_, judge.judge(texts, vectors=vectors)):
-        record = replace(records[i], subject=reading.subject, slot=reading.slot if reading.durable else None)
+        sure = reading.durable and reading.confidence >= JudgePolicy().slot_confidence
+        record = replace(records[i], subject=reading.subject, slot=reading.slot if sure else None)
         if reading.utterance is Utterance.PASSING and reading.confidence >= PASSING_CONFIDENCE \
                 and record.pinned is None:
             record = replace(record, pinned=False)  # a passing state is stored as given, never part of the profile
