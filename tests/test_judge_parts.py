@@ -13,7 +13,7 @@ from engram.errors import ConfigError, InvalidValueError
 from engram.pipeline.judge.features import dense, gathered, grams, normalised, text_buckets
 from engram.pipeline.judge.heads import Heads
 from engram.pipeline.judge.learned import WEIGHTS, LearnedJudge
-from engram.pipeline.judge.subjects import other_subject
+from engram.pipeline.judge.subjects import other_subject, same_subject
 
 ROOT = Path(__file__).parents[1]
 
@@ -90,3 +90,20 @@ def test_bad_input_is_a_typed_error(judge):
 
 def test_no_texts_no_judgements(judge):
     assert judge.judge([]) == []
+
+
+@pytest.mark.parametrize(("first", "second", "same"), [
+    ("other:wife", "other:wife sarah", True),
+    ("other:wife sarah", "other:wife sarah", True),
+    ("other:sarah", "other:wife sarah", True),
+    ("other:wife sarah", "other:wife anna", False),
+    ("other:wife", "other:husband", False),
+    ("other:sarah", "other:anna", False),
+    ("other:someone", "other:someone", False),
+    ("other:someone", "other:wife", False),
+    ("user", "other:wife", False),
+    ("team", "team", True),
+])
+def test_same_subject(first, second, same):
+    assert same_subject(first, second) is same
+    assert same_subject(second, first) is same

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from engram.pipeline.judge.learned import LearnedJudge
+from engram.pipeline.judge.subjects import same_subject
 from engram.slots import Judgement, Utterance
 
 from .baseline import rule_judgements
@@ -72,7 +73,7 @@ def changes_section(judge: LearnedJudge) -> None:
         before = judge_texts(judge, [c["before"] for c in changes])
         after = judge_texts(judge, [c["after"] for c in changes])
         sup = [supersedes(b, a) for c, b, a in zip(changes, before, after) if c["expect"] == "supersede"]
-        ref = [b.subject == a.subject and b.slot == a.slot and a.durable
+        ref = [same_subject(b.subject, a.subject) and b.slot == a.slot and a.durable
                for c, b, a in zip(changes, before, after) if c["expect"] == "refine"]
         lines.append((path.stem, [str(len(sup)), fmt(ratio(sum(sup), len(sup))), str(len(ref)),
                                   fmt(ratio(sum(ref), len(ref)))]))

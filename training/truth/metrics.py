@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from engram.pipeline.judge.subjects import canonical_relation
+from engram.pipeline.judge.subjects import canonical_relation, same_subject
 from engram.slots import TEAM, USER, Judgement, is_other, other, single_valued
 
 from .dataset import Pair, Row
@@ -101,7 +101,7 @@ class PairScores:
 
 def supersedes(old: Judgement, new: Judgement) -> bool:
     """What reconciliation would do: the new value ends the old one."""
-    return (old.durable and new.durable and old.subject == new.subject and old.slot == new.slot
+    return (old.durable and new.durable and same_subject(old.subject, new.subject) and old.slot == new.slot
             and single_valued(new.slot))
 
 

@@ -29,8 +29,8 @@ from .softmax import Design
 
 SETTINGS = Path(__file__).with_name("settings.json")
 SLICE = Path(__file__).parents[2] / "tests" / "data" / "judge_slice.jsonl"
-ALPHAS = (0.0, 0.5, 1.0, 2.0)
-L2S = (3e-5, 1e-4, 3e-4, 1e-3)
+ALPHAS = (0.0, 0.5, 1.0, 2.0, 3.0)
+L2S = (1e-5, 3e-5, 1e-4)
 
 
 def head_accuracy(full: Design, data: Sequence[Row], head: str, config: HeadConfig, folds: Sequence[Fold]) -> float:
@@ -56,7 +56,7 @@ def select(full: Design, data: Sequence[Row], folds: Sequence[Fold]) -> dict[str
                 config = HeadConfig(alpha, l2)
                 results[config] = head_accuracy(full, data, head, config, folds)
                 print(f"  {head:10s} alpha={alpha:<4} l2={l2:<7g} cv accuracy {results[config]:.3f}", flush=True)
-        chosen[head] = max(results, key=lambda c: (round(results[c], 4), -c.l2))
+        chosen[head] = max(results, key=lambda c: (round(results[c], 4), c.l2))  # ties: the stronger L2
         print(f"{head}: chose {chosen[head]} ({results[chosen[head]]:.3f})", flush=True)
     return chosen
 

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import re
 
-from ...slots import other
+from ...slots import OTHER_PREFIX, other
 
 SOMEONE = "someone"  # when the text names neither a relation nor a person
+UNNAMED = OTHER_PREFIX + SOMEONE
 
 # Relation words in both languages, each to one English name, so that "my wife" and "老婆"
 # are one subject whatever language the user writes in.
@@ -135,3 +136,23 @@ def _chinese(text: str) -> str | None:
 
 def _is_name(words: str) -> bool:
     return all(word.lower() not in _NOT_NAMES for word in words.split())
+
+
+def same_subject(first: str, second: str) -> bool:
+    """Whether two subjects name one person: equal, or another person's subjects that share
+    their relation where one of them gives no name ("other:wife" / "other:wife sarah"), or
+    share a name ("other:sarah" / "other:wife sarah"). Someone the text did not name is
+    nobody known: never the same as anyone."""
+    if UNNAMED in (first, second):
+        return False
+    if first == second:
+        return True
+    if not (first.startswith(OTHER_PREFIX) and second.startswith(OTHER_PREFIX)):
+        return False
+    a, b = first.removeprefix(OTHER_PREFIX).split(), second.removeprefix(OTHER_PREFIX).split()
+    relations = set(_CANONICAL)
+    a_relation, b_relation = a[0] in relations, b[0] in relations
+    if a_relation and b_relation:
+        return a[0] == b[0] and (len(a) == 1 or len(b) == 1 or a[1:] == b[1:])
+    a_name, b_name = a[1:] if a_relation else a, b[1:] if b_relation else b
+    return bool(a_name) and a_name == b_name
