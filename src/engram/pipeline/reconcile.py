@@ -24,10 +24,11 @@ from typing import Literal
 
 from ..errors import LLMError
 from ..model import MemoryRecord
-from ..slots import Slot, is_other
+from ..slots import USER, Slot
 from ..slots import single_valued as single_valued_slot
 from ..text.tokenize import index_terms
 from .candidate import Candidate
+from .judge.subjects import same_subject as same_person
 from .rules.common import content_terms
 from .topics import slot_changes, topics
 
@@ -112,15 +113,9 @@ def decide_by_slot(candidate: Candidate, similar: Sequence[Similar], policy: Rec
 
 
 def same_subject(a: str | None, b: str | None) -> bool:
-    """The same person: equal, or another person named by more or fewer words ("other:wife",
-    "other:wife sarah")."""
-    a, b = a or "user", b or "user"
-    if a == b:
-        return True
-    if not (is_other(a) and is_other(b)):
-        return False
-    left, right = set(a.split(":", 1)[1].split()), set(b.split(":", 1)[1].split())
-    return left <= right or right <= left
+    """The same person (judge/subjects.py: "other:wife" and "other:wife sarah" are one; an
+    unnamed someone is nobody known); a subject not yet given is the user."""
+    return same_person(a or USER, b or USER)
 
 
 def _single_value(candidate: Candidate, same: Sequence[Similar]) -> Decision:
