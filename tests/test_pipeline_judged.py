@@ -354,3 +354,21 @@ def test_remember_takes_no_slot_from_an_unsure_reading(db_path, clock, alice):
     memory, _ = judged_memory(db_path, clock, {text: fact(Slot.SCHOOL, confidence=0.5)})
     with memory:
         assert memory.remember(text, alice).slot is None
+
+
+def test_a_fact_told_inside_a_request_is_kept_a_request_alone_is_not(db_path, clock, alice):
+    mixed = "帮我写个接稿须知吧：先付50%定金，改稿最多两次"
+    pure = "帮我写个招聘启事，招俩烤串师傅"
+    table = {mixed: not_durable(Utterance.REQUEST), pure: not_durable(Utterance.REQUEST)}
+    judge = ScriptedJudge(table)  # the facts the rules kept of them read as durable on their own words
+    pipeline = Pipeline(RuleExtractor(), judge=judge)
+    with Memory(SQLiteStore(db_path), embedder=FakeHashEmbedder(), clock=clock, pipeline=pipeline) as memory:
+        memory.add(say(mixed), alice, force=True)
+        assert any("定金" in r.content for r in active(memory, alice))
+        before = len(active(memory, alice))
+        kept = ScriptedJudge({pure: not_durable(Utterance.REQUEST)},
+                             default=not_durable(Utterance.REQUEST))  # nothing of it is durable
+        pipeline2 = Pipeline(RuleExtractor(), judge=kept)
+    with Memory(SQLiteStore(db_path), embedder=FakeHashEmbedder(), clock=clock, pipeline=pipeline2) as memory:
+        memory.add(say(pure), alice, force=True)
+        assert len(active(memory, alice)) == before

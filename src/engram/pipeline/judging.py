@@ -188,18 +188,43 @@ def _sharing_a_sentence(candidates: Sequence[Candidate]) -> list[Candidate]:
     return [c for c in candidates if c.said and count[c.said] > 1]
 
 
+_MIXED = frozenset({Utterance.REQUEST, Utterance.QUESTION})  # a sentence that asks often tells a fact too
+
+
+def _not_kept(candidate: Candidate, reading: Judgement, own: Judgement | None, shared: bool,
+              policy: JudgePolicy) -> str | None:
+    """Why the candidate is not a memory, or None. A request or a question often carries a fact
+    ("帮我写个接稿须知：先付50%定金", "find me a vegan place, I moved to Hayes Valley last month"):
+    what the extractor kept of it goes unless its own words too are surely not durable. A to-do
+    ("remind me…") and a standing instruction ("from now on…") are memories however they ask."""
+    if _asks_for_a_memory(candidate, reading):
+        return None
+    told_anyway = reading.utterance in _MIXED and own is not None and not _surely_not(own, policy.drop_confidence)
+    if _surely_not(reading, policy.drop_confidence) and not told_anyway:
+        return f"{_WHY_NOT[reading.utterance]} (judge {reading.confidence:.2f})"
+    if shared and own is not None and _surely_not(own, policy.drop_piece_confidence):
+        return f"{_WHY_NOT[own.utterance]} (judge {own.confidence:.2f})"
+    return None
+
+
+def _surely_not(reading: Judgement, floor: float) -> bool:
+    return not reading.durable and reading.confidence >= floor
+
+
+def _asks_for_a_memory(candidate: Candidate, reading: Judgement) -> bool:
+    return reading.utterance is Utterance.REQUEST and (candidate.kind is Kind.TODO or keep.standing(_read(candidate)))
+
+
 def _place(candidate: Candidate, reading: Judgement, own: Judgement | None, shared: bool, policy: JudgePolicy,
            out: Judged) -> None:
     """``reading``: the sentence's; ``own``: the candidate's own words' (as the extractor worded
     them). A slot is the candidate's only when both readings agree on it — a wrong slot ends a
     true memory, a missing one leaves the word rules to decide. A piece of a longer sentence
     (``shared``) surely not durable on its own words is dropped."""
-    drops = ((reading, policy.drop_confidence), (own if shared else None, policy.drop_piece_confidence))
-    for judged, floor in drops:
-        if judged is not None and not judged.durable and judged.confidence >= floor \
-                and not (judged.utterance is Utterance.REQUEST and keep.standing(_read(candidate))):
-            out.skipped.append((candidate, f"{_WHY_NOT[judged.utterance]} (judge {judged.confidence:.2f})"))
-            return
+    why = _not_kept(candidate, reading, own, shared, policy)
+    if why is not None:
+        out.skipped.append((candidate, why))
+        return
     if reading.confidence < policy.slot_confidence:  # unsure what it is: the word rules decide, no slot
         reading = Judgement(reading.utterance, reading.subject, None, reading.confidence)
     if own is not None:
