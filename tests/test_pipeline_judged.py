@@ -356,19 +356,18 @@ def test_remember_takes_no_slot_from_an_unsure_reading(db_path, clock, alice):
         assert memory.remember(text, alice).slot is None
 
 
-def test_a_fact_told_inside_a_request_is_kept_a_request_alone_is_not(db_path, clock, alice):
-    mixed = "帮我写个接稿须知吧：先付50%定金，改稿最多两次"
-    pure = "帮我写个招聘启事，招俩烤串师傅"
-    table = {mixed: not_durable(Utterance.REQUEST), pure: not_durable(Utterance.REQUEST)}
-    judge = ScriptedJudge(table)  # the facts the rules kept of them read as durable on their own words
-    pipeline = Pipeline(RuleExtractor(), judge=judge)
-    with Memory(SQLiteStore(db_path), embedder=FakeHashEmbedder(), clock=clock, pipeline=pipeline) as memory:
-        memory.add(say(mixed), alice, force=True)
-        assert any("定金" in r.content for r in active(memory, alice))
-        before = len(active(memory, alice))
-        kept = ScriptedJudge({pure: not_durable(Utterance.REQUEST)},
-                             default=not_durable(Utterance.REQUEST))  # nothing of it is durable
-        pipeline2 = Pipeline(RuleExtractor(), judge=kept)
-    with Memory(SQLiteStore(db_path), embedder=FakeHashEmbedder(), clock=clock, pipeline=pipeline2) as memory:
-        memory.add(say(pure), alice, force=True)
-        assert len(active(memory, alice)) == before
+@pytest.mark.parametrize("text, fact_words", [
+    ("帮我找个离家近的宠物医院，我家在岳麓区", "岳麓区"),
+    ("can you recommend a podcast for my commute, I drive 50 minutes each way to the plant in Toledo", "Toledo"),
+])
+def test_a_fact_told_inside_a_request_is_kept_unless_it_too_reads_as_none(db_path, clock, alice, text, fact_words):
+    told = ScriptedJudge({text: not_durable(Utterance.REQUEST)})  # the fact on its own words: durable (default)
+    with Memory(SQLiteStore(db_path), embedder=FakeHashEmbedder(), clock=clock,
+                pipeline=Pipeline(RuleExtractor(), judge=told)) as memory:
+        memory.add(say(text), alice)
+        assert [fact_words in r.content for r in active(memory, alice)] == [True]
+    nothing = ScriptedJudge(default=not_durable(Utterance.REQUEST))  # its own words read as a request too
+    with Memory(SQLiteStore(db_path + "2"), embedder=FakeHashEmbedder(), clock=clock,
+                pipeline=Pipeline(RuleExtractor(), judge=nothing)) as memory:
+        memory.add(say(text), alice, force=True)
+        assert not active(memory, alice)
