@@ -312,19 +312,29 @@ class AuditEvent:
     detail: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
 
 
+def _signal(default: float, doc: str) -> Any:
+    """A field of ``Signals`` with its description (the HTTP schema shows it)."""
+    return field(default=default, metadata={"doc": doc})
+
+
 @dataclass(frozen=True, slots=True)
 class Signals:
-    """Why a hit came back: each signal in [0, 1] before weighting."""
+    """Why a hit came back: each signal in [0, 1] before weighting.
 
-    lexical: float = 0.0
-    vector: float = 0.0
-    relevance: float = 0.0
-    recency: float = 0.0
-    importance: float = 0.0
-    validity: float = 1.0
-    # share of distinct content terms shared with the query, over the shorter side; with
-    # ``vector`` (the raw cosine) it decides the relevance floor of context() (search/floor.py)
-    overlap: float = 0.0
+    The JSON shape (``engram.shapes.signals_data``) and the HTTP schema
+    (``server/responses.py``, ``SignalsOut``) are read off these fields, each field's
+    ``doc`` its description: a new signal is added here, in ``search/retrieve.py`` and
+    in ``config.py`` only (docs/ARCHITECTURE.md)."""
+
+    lexical: float = _signal(0.0, "the BM25 score over the best one in the pool, in [0, 1]")
+    vector: float = _signal(0.0, "the cosine to the query vector, clipped to [0, 1]")
+    relevance: float = _signal(0.0, "lexical and vector fused (and lifted by neighbours, thread, time)")
+    recency: float = _signal(0.0, "0.5 ** (age in days / half-life)")
+    importance: float = _signal(0.0, "the record's importance")
+    validity: float = _signal(1.0, "1 while the record is valid now, else 0 (multiplies the score)")
+    overlap: float = _signal(
+        0.0, "share of distinct content terms shared with the query, over the shorter side; with the raw "
+             "cosine it decides the relevance floor of context()")
 
 
 @dataclass(frozen=True, slots=True)
