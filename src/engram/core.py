@@ -34,6 +34,7 @@ from .errors import InvalidValueError
 from .limits import InputLimits
 from .model import Job, MemoryRecord, Operation, SearchHit, Status, Version
 from .pii import ENCRYPTED_KEY, PIIPolicies, PIIPolicy, Redactor, screen, screen_record
+from .reads import ReadContext
 from .side_fields import screened_batch
 from .store.base import AuditDraft, Holding, RecordWrite, Store, Touch, WriteBatch
 from .text.tokenize import DEFAULT_TOKENIZER, Tokenizer
@@ -81,6 +82,12 @@ class WriteCore:
         self.approvals = approvals or ApprovalRules()
         self.limits = limits or InputLimits()
         self._held = threading.local()
+
+    @property
+    def reads(self) -> ReadContext:
+        """What code that only reads is given (reads.py): this core's store, embedder,
+        clock, tokenizer, limits and PII policies, and no way to write."""
+        return ReadContext(self.store, self.embedder, self.clock, self.tokenizer, self.limits, self.pii)
 
     @contextmanager
     def holding(self, holding: Holding) -> Iterator[None]:
@@ -244,7 +251,7 @@ class WriteCore:
         return previous.indexed_text == record.indexed_text and previous.embedding_model == self.embedder.name
 
     def stored_vectors(self, tenant: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
-        return self.store.vectors(tenant, list(ids), self.embedder.name) if ids else {}
+        return self.reads.stored_vectors(tenant, ids)
 
     # -- what is not a record change ----------------------------------------------------------
 

@@ -20,6 +20,7 @@ from .changes import Change
 from .core import WriteCore, retired_by
 from .model import MemoryRecord, Operation, Status
 from .pipeline.reconcile import normalized
+from .reads import ReadContext
 from .store.base import RecordFilter, TimeField, TimeRange
 from .writes import retire
 
@@ -33,9 +34,9 @@ class MaintenanceReport:
     consolidated: int
 
 
-def _due(core: WriteCore, tenant: str, field: TimeField, now: datetime) -> list[MemoryRecord]:
+def _due(reads: ReadContext, tenant: str, field: TimeField, now: datetime) -> list[MemoryRecord]:
     where = RecordFilter(descendants=True, statuses=(Status.ACTIVE,), time_ranges=(TimeRange(field, before=now),))
-    return core.store.query(tenant, where, limit=10_000)
+    return reads.store.query(tenant, where, limit=10_000)
 
 
 def expire_due(core: WriteCore, tenant: str, now: datetime) -> int:
@@ -47,7 +48,7 @@ def expire_due(core: WriteCore, tenant: str, now: datetime) -> int:
 
 def _expire_batch(core: WriteCore, tenant: str, now: datetime) -> int:
     fields: tuple[TimeField, ...] = ("expires_at", "valid_to")
-    due = {r.id: r for field in fields for r in _due(core, tenant, field, now)}
+    due = {r.id: r for field in fields for r in _due(core.reads, tenant, field, now)}
     changes = [Change(Operation.EXPIRE, retire(record, Status.EXPIRED, now), record, ACTOR, "expired")
                for record in due.values()]
     return len(core.write(changes)) if changes else 0

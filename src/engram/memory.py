@@ -136,7 +136,7 @@ class Memory:
         self.jobs = Jobs(self._core, lambda: self.pipeline, self.consolidation, self.maintenance.run,
                          self.settings.maintenance_interval_s)
         self.transfer = Transfer(self._core)
-        self.scopes = Scopes(self._core)
+        self.scopes = Scopes(self._core.reads)
         self._location: str | None = getattr(store, "path", None) or getattr(store, "url", None)
         self.terms_rebuilt = self._rebuild_terms(terms) if terms.stale else 0
 

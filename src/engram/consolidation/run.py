@@ -234,7 +234,7 @@ class Consolidator:
             turns = store.turns(scope.tenant, TurnQuery(thread.namespace, thread_id=thread.id, limit=MAX_TURNS_READ))
             if not turns:
                 continue
-            plan = plan_episode(self.core, scope, thread, turns, llm=self.llm, actor=ACTOR, now=now)
+            plan = plan_episode(self.core.reads, scope, thread, turns, llm=self.llm, actor=ACTOR, now=now)
             try:
                 admitted = [self.core.admit(change) for change in plan.changes]
             except PermissionDeniedError as exc:
