@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from .aio import AsyncMemory
 from .approval_rules import ApprovalRule, ApprovalRules
-from .changes import Policy, WriteIntent
+from .changes import Policy, PolicyHook, WriteIntent
 from .clock import Clock, FakeClock, SystemClock
 from .config import Settings
 from .consolidation.run import ConsolidationReport
@@ -134,6 +134,7 @@ __all__ = [
     "PendingStatus",
     "PermissionDeniedError",
     "Policy",
+    "PolicyHook",
     "Provenance",
     "PurgeReport",
     "QualityReport",

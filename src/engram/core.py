@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from .approval_rules import ApprovalMatch, ApprovalRules, proposal, proposal_audit
-from .changes import Change, Policy, WriteIntent
+from .changes import Change, PolicyHook, WriteIntent
 from .clock import Clock
 from .embed.base import Embedder
 from .errors import InvalidValueError
@@ -66,7 +66,7 @@ class WriteCore:
         embedder: Embedder,
         clock: Clock,
         *,
-        policies: list[Policy] | None = None,
+        policies: list[PolicyHook] | None = None,
         pii: PIIPolicies | None = None,
         approvals: ApprovalRules | None = None,
         limits: InputLimits | None = None,
@@ -77,7 +77,7 @@ class WriteCore:
         self.tokenizer = tokenizer
         self.embedder = embedder
         self.clock = clock
-        self.policies: list[Policy] = policies if policies is not None else []
+        self.policies: list[PolicyHook] = policies if policies is not None else []
         self.pii = pii or PIIPolicies()
         self.approvals = approvals or ApprovalRules()
         self.limits = limits or InputLimits()

@@ -1,12 +1,13 @@
-"""Lifecycle work that runs on a schedule: expiry and consolidation.
+"""Lifecycle work that runs on a schedule: expiry and duplicate folding.
 
 - expire: active records whose ``expires_at`` or ``valid_to`` has passed become
   status expired (a new version, audited) — reads already hide them; this makes
   the state explicit and lets ``list``/export show it.
-- consolidate: near-identical active memories of the same kind in one namespace
-  (the same words, or cosine ≥ 0.95; e.g. the same fact remembered twice through ``remember``) are
-  folded into the most important, most recent one; the others are superseded and
-  linked to it, so nothing is deleted.
+- fold duplicates (``fold_duplicates``, reported as ``consolidated``): near-identical
+  active memories of the same kind in one namespace (``is_duplicate``: the same words, or
+  cosine ≥ 0.95; e.g. the same fact remembered twice through ``remember``) are folded
+  into the most important, most recent one; the others are superseded and linked to
+  it, so nothing is deleted.
 """
 
 from __future__ import annotations
@@ -58,7 +59,9 @@ def _keep_order(record: MemoryRecord) -> tuple:
     return (-record.importance, -record.updated_at.timestamp(), record.id)
 
 
-def _repeats(kept: MemoryRecord, record: MemoryRecord, vectors: dict[str, np.ndarray]) -> bool:
+def is_duplicate(kept: MemoryRecord, record: MemoryRecord, vectors: dict[str, np.ndarray]) -> bool:
+    """The duplicate test maintenance and consolidation fold by: the same kind, and the
+    same words or a cosine of at least DUPLICATE_SIMILARITY."""
     if kept.kind != record.kind:
         return False
     same_words = normalized(kept.content) == normalized(record.content)
@@ -72,7 +75,7 @@ def duplicates_in(
     kept: list[MemoryRecord] = []
     pairs = []
     for record in sorted((r for r in records if r.id in vectors), key=_keep_order):
-        twin = next((k for k in kept if _repeats(k, record, vectors)), None)
+        twin = next((k for k in kept if is_duplicate(k, record, vectors)), None)
         if twin is None:
             kept.append(record)
         else:
@@ -80,7 +83,8 @@ def duplicates_in(
     return pairs
 
 
-def consolidate(core: WriteCore, tenant: str, now: datetime) -> int:
+def fold_duplicates(core: WriteCore, tenant: str, now: datetime) -> int:
+    """Supersede each duplicate of a namespace by the record it repeats (``is_duplicate``)."""
     folded = 0
     for namespace in core.store.namespaces(tenant):
         records = core.store.query(tenant, RecordFilter(namespace=namespace), limit=10_000)
@@ -97,5 +101,5 @@ def maintain(core: WriteCore) -> MaintenanceReport:
     expired = consolidated = 0
     for tenant in core.store.tenants():
         expired += expire_due(core, tenant, now)
-        consolidated += consolidate(core, tenant, now)
+        consolidated += fold_duplicates(core, tenant, now)
     return MaintenanceReport(expired, consolidated)

@@ -191,8 +191,9 @@ class Consolidator:
                            usage + episode_usage)
 
     def _fold_duplicates(self, scope: Scope, now: datetime, touched: set[str]) -> tuple[list[Admitted], list[Diff]]:
-        """Merge near-identical memories of the scope (maintenance's rule: same words or
-        cosine >= 0.95, same kind): the repeats are superseded by the one kept."""
+        """Merge near-identical memories of the scope (maintenance's duplicate test,
+        ``is_duplicate``: same words or cosine >= 0.95, same kind): the repeats are
+        superseded by the one kept."""
         store = self.core.store
         records = store.query(scope.tenant, RecordFilter(namespace=scope.namespace), limit=10_000)
         vectors = self.core.stored_vectors(scope.tenant, [r.id for r in records])

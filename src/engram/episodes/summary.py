@@ -46,7 +46,7 @@ def _quote(text: str) -> str:
     return text if len(text) <= MAX_QUOTE else text[: MAX_QUOTE - 1] + "…"
 
 
-def rule_summary(thread: Thread, turns: Sequence[Turn]) -> str:
+def offline_summary(thread: Thread, turns: Sequence[Turn]) -> str:
     """Extractive: the opening request, up to three later user turns (in order) and the
     last exchange. Chinese labels when the conversation is in Chinese."""
     zh = any(has_cjk(t.content) for t in turns[:4])
@@ -86,7 +86,7 @@ def plan_episode(
             summarizer = llm.model
         except LLMError:
             content = None  # the offline summary is better than none
-    content = content or rule_summary(thread, turns)
+    content = content or offline_summary(thread, turns)
     metadata = {"thread_id": thread.id, "turns": len(turns), "started_at": thread.started_at.isoformat(),
                 "ended_at": thread.last_at.isoformat(), "first_turn": turns[0].seq, "last_turn": turns[-1].seq,
                 "summarizer": summarizer}
