@@ -321,3 +321,41 @@ def test_the_read_context_reads_the_write_cores_store_and_cannot_write(tmp_path)
             reads.store = memory._store  # type: ignore[misc]
     writes = {"apply", "commit", "write", "admit", "propose", "enqueue", "record_recall"}
     assert writes.isdisjoint(dir(ReadContext))
+
+
+CONFORMANCE = PACKAGE.parents[1] / "tests" / "conformance"
+
+
+def _role_marks(path: Path) -> set[str]:
+    """The ``pytest.mark.<name>`` names of a module's ``pytestmark``."""
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "pytestmark" for t in node.targets):
+            return {n.attr for n in ast.walk(node.value) if isinstance(n, ast.Attribute)
+                    and ast.unparse(n.value) == "pytest.mark"}
+    return set()
+
+
+def test_the_conformance_suite_is_organised_by_store_role():
+    """Each conformance module names the store roles it checks (a marker per role), and every
+    role has modules: a new backend runs them role by role (docs/ARCHITECTURE.md)."""
+    from tests.conformance.conftest import ROLE_MARKERS
+
+    from engram.store.base import STORE_ROLES
+
+    assert sorted(ROLE_MARKERS) == sorted(role.__name__ for role in STORE_ROLES)
+    marked = {path.stem: _role_marks(path) for path in sorted(CONFORMANCE.glob("test_*.py"))}
+    assert len(marked) > 15
+    assert {name: marks for name, marks in marked.items() if not marks or marks - set(ROLE_MARKERS.values())} == {}
+    assert {marker for marks in marked.values() for marker in marks} == set(ROLE_MARKERS.values())
+
+
+def test_architecture_md_lists_the_conformance_modules_of_each_role():
+    import re
+
+    marked = {path.stem: _role_marks(path) for path in sorted(CONFORMANCE.glob("test_*.py"))}
+    page = (PACKAGE.parents[1] / "docs" / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    listed = {}
+    for marker, modules in re.findall(r"^\| `\w+` \| `(\w+)` \| (.+) \|$", page, flags=re.MULTILINE):
+        listed[marker] = set(re.findall(r"`(test_\w+)`", modules))
+    by_role = {m: {name for name, marks in marked.items() if m in marks} for ms in marked.values() for m in ms}
+    assert listed == by_role
