@@ -90,30 +90,38 @@ def check_scope(scope: Any) -> None:
         raise InvalidValueError(f"scope must be an engram.Scope, got {type(scope).__name__}")
 
 
+def canonical_label(label: str) -> str:
+    """The form a label must already have: Unicode NFKC without leading or trailing whitespace."""
+    return (label if label.isascii() else unicodedata.normalize("NFKC", label)).strip()
+
+
 def check_label(label: Any, what: str = "namespace label") -> str:
-    """A tenant or namespace label in its one canonical form: Unicode NFKC (full-width
-    and compatibility variants become their plain letters) without leading or trailing
-    whitespace. Labels holding invisible or control characters are refused, so two
-    labels that look the same are the same label (docs/CONCEPTS.md, Scopes)."""
+    """A tenant or namespace label, refused unless it is already in its one canonical form:
+    Unicode NFKC (no full-width or other compatibility variants) without leading or trailing
+    whitespace, and no invisible or control character anywhere. Never mapped silently:
+    "ａｌｉｃｅ" and "alice " are refused, not read as "alice", so two sign-up names that
+    look alike are never one user (docs/CONCEPTS.md, Scopes)."""
     if not isinstance(label, str):
         raise InvalidScopeError(f"{what} must be a string, got {type(label).__name__}")
     if any(unicodedata.category(ch) in FORBIDDEN_IN_LABELS for ch in label):
         raise InvalidScopeError(
             f"{what} {label!r} contains a control character, an invisible (zero-width or format) character "
             "or a lone surrogate")
-    canonical = (label if label.isascii() else unicodedata.normalize("NFKC", label)).strip()
+    canonical = canonical_label(label)
     if not canonical:
         raise InvalidScopeError(f"{what} must not be empty")
-    if len(canonical) > MAX_LABEL_CHARS:
+    if len(label) > MAX_LABEL_CHARS:
         raise InvalidScopeError(f"{what} is longer than {MAX_LABEL_CHARS} characters")
-    if canonical != label and any(unicodedata.category(ch) in FORBIDDEN_IN_LABELS for ch in canonical):
-        raise InvalidScopeError(f"{what} {label!r} becomes an invisible character under NFKC")
-    return canonical
+    if canonical != label:
+        raise InvalidScopeError(
+            f"{what} {label!r} is not in canonical form (Unicode NFKC, no leading or trailing whitespace); "
+            "engram refuses it rather than reading it as another label")
+    return label
 
 
 def tenant_in_config(name: Any, where: str) -> str:
-    """A tenant named in a configuration file (PII policy, approval rules), in the same
-    canonical form as every Scope, so "ａｃｍｅ " in a file is the tenant "acme"."""
+    """A tenant named in a configuration file (PII policy, approval rules), held to the same
+    canonical form as every Scope: "ａｃｍｅ " in a file is refused, never read as "acme"."""
     try:
         return check_label(name, "tenant")
     except InvalidScopeError as exc:
