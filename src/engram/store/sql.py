@@ -272,6 +272,9 @@ def filter_clause(dialect: Dialect, tenant: str, where: RecordFilter, alias: str
         _check_text(where.thread_id, "thread filter")
         parts.append(f"{a}thread_id = {p}")
         params.append(where.thread_id)
+    if where.pinned is not None:
+        parts.append(f"{a}pinned = {p}")
+        params.append(dialect.bool_value(bool(where.pinned)))
     if where.category is not None:
         _check_text(where.category, "category filter")
         parts.append(f"{a}category = {p}")
