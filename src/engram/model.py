@@ -189,10 +189,31 @@ class Source:
     reply_to: str | None = None
 
 
-def utc(moment: datetime) -> datetime:
-    if moment.tzinfo is None:
-        raise InvalidValueError(f"datetime {moment.isoformat()} has no timezone; pass an aware datetime")
-    return moment.astimezone(UTC)
+# The moments engram stores and compares, in UTC: the whole proleptic Gregorian calendar
+# Python can hold, to the second, so that every stored moment reads back on both backends
+# (SQLite keeps epoch seconds as a double, which rounds 9999-12-31T23:59:59.999999 up
+# to year 10000) and "a moment later" never leaves the calendar.
+EARLIEST_MOMENT = datetime(1, 1, 1, tzinfo=UTC)
+LATEST_MOMENT = datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC)
+
+
+def utc(moment: datetime, what: str = "datetime") -> datetime:
+    """The one way a datetime enters engram: timezone-aware, converted to UTC, within the
+    calendar engram keeps. ``0001-01-01T00:00:00+14:00`` (the year 0 in UTC) and
+    ``9999-12-31T23:59:59-14:00`` (the year 10000) are InvalidValueError, not OverflowError."""
+    if not isinstance(moment, datetime):
+        raise InvalidValueError(f"{what} must be a timezone-aware datetime, got {type(moment).__name__}")
+    if moment.tzinfo is None or moment.utcoffset() is None:
+        raise InvalidValueError(f"{what} {moment.isoformat()} has no timezone; pass an aware datetime")
+    try:
+        converted = moment.astimezone(UTC)
+    except (OverflowError, ValueError):
+        converted = None
+    if converted is None or not EARLIEST_MOMENT <= converted <= LATEST_MOMENT:
+        raise InvalidValueError(
+            f"{what} {moment.isoformat()} is outside the calendar engram keeps: from "
+            f"{EARLIEST_MOMENT.isoformat()} to {LATEST_MOMENT.isoformat()} in UTC")
+    return converted
 
 
 def freeze_mapping(data: Mapping[str, Any] | None) -> Mapping[str, Any]:

@@ -14,7 +14,7 @@ from typing import Any
 
 from ..errors import InvalidValueError
 from ..limits import check_storable_text
-from ..model import MemoryRecord
+from ..model import MemoryRecord, utc
 from .base import ORDERS, AuditQuery, MetadataCondition, MetadataGroup, MetadataTerm, RecordFilter, WriteBatch
 from .codec import namespace_key, namespace_range, to_epoch
 
@@ -87,6 +87,7 @@ class Dialect:
         datetime would mean local time on one and server time on the other: refused."""
         if not isinstance(moment, datetime) or moment.tzinfo is None:
             raise InvalidValueError(f"time filters need timezone-aware datetimes, got {moment!r}")
+        moment = utc(moment, "time filter")  # within the calendar both backends keep
         return to_epoch(moment) if self.name == "sqlite" else moment
 
 
