@@ -23,6 +23,8 @@ PINNED = {
     "ReadOnlyStoreError", "StorageFullError",
     # integrity under attack and under load (issue 21)
     "PurgeReport", "WorkCancelledError", "CorruptDatabaseError",
+    # a stable keyed pseudonym for a label holding personal data (issue 28, item 5)
+    "pseudonym",
 }
 
 

@@ -73,7 +73,7 @@ from .model import (
     Status,
     Version,
 )
-from .pii import KeyProvider, PIIPolicies, PIIPolicy
+from .pii import KeyProvider, PIIPolicies, PIIPolicy, pseudonym
 from .pipeline.run import AddEvent, AddResult
 from .search.context import ContextBlock
 from .writes import MemoryDraft
@@ -167,4 +167,5 @@ __all__ = [
     "WriteIntent",
     "WriteSample",
     "__version__",
+    "pseudonym",
 ]
