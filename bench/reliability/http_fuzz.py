@@ -166,6 +166,9 @@ def hostile_requests() -> list[tuple[str, str, dict[str, Any]]]:
             ("POST", "/v1/add", {"content": iter([big[i:i + (1 << 20)] for i in range(0, len(big), 1 << 20)]),
                                  "headers": {"Content-Type": "application/json"}}),
             ("POST", "/v1/add", {"json": {"messages": [{"role": "user", "content": "x" * 1_000_000}]}})]
+    # a recall that found nothing (an as_of before any memory) with a NUL in its answer id
+    out += [("POST", "/v1/context", {"json": {"query": "x", "as_of": "0502-01-02T13:17:12+15:18", field: "a\x00b"}})
+            for field in ("answer_id", "thread_id")]
     return out + calendar_edge_requests()
 
 

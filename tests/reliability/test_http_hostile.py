@@ -158,3 +158,13 @@ def test_an_unexpected_500_closes_the_connection_cleanly(tmp_path):
         answer = client.post("/v1/memories", json={"content": "x"})
         assert answer.status_code == 500 and answer.headers["connection"] == "close"
         assert client.get("/v1/memories").headers.get("connection") != "close"
+
+
+@pytest.mark.parametrize("field", ["answer_id", "thread_id"])
+def test_a_nul_in_the_ids_of_a_recall_that_found_nothing_is_a_422(client, field):
+    """Found by the calendar-edge fuzzing: a context() before any memory existed logged a recall
+    without audit rows, and PostgreSQL refused its answer_id holding a NUL (503)."""
+    for body in ({"query": "tea", "as_of": "0502-01-02T13:17:12+15:18", field: "a\u0000b"},
+                 {"query": "nothing like it", "scope": {"user": "nobody"}, field: "a\u0000b"}):
+        answer = client.post("/v1/context", json=body, headers=http_fuzz.AUTH)
+        assert answer.status_code == 422, answer.text
