@@ -98,7 +98,7 @@ def test_langgraph_refuses_lookalike_namespaces(memory):
 
 def test_tenants_named_in_configuration_files_must_be_canonical_too():
     from engram import PIIPolicies
-    from engram.governance.rules import ApprovalRules
+    from engram.approval_rules import ApprovalRules
 
     policies = PIIPolicies.load('{"tenants": {"acme": {"actions": {"phone": "forbid"}}}}')
     assert policies.for_tenant(Scope("acme").tenant).action_for("phone") == "forbid"
