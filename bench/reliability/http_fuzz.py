@@ -169,6 +169,7 @@ def hostile_requests() -> list[tuple[str, str, dict[str, Any]]]:
     # a recall that found nothing (an as_of before any memory) with a NUL in its answer id
     out += [("POST", "/v1/context", {"json": {"query": "x", "as_of": "0502-01-02T13:17:12+15:18", field: "a\x00b"}})
             for field in ("answer_id", "thread_id")]
+    out.append(("GET", "/v1/audit", {"params": {"record_id": "a\x00b"}}))
     return out + calendar_edge_requests()
 
 

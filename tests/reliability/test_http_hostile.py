@@ -168,3 +168,9 @@ def test_a_nul_in_the_ids_of_a_recall_that_found_nothing_is_a_422(client, field)
                  {"query": "nothing like it", "scope": {"user": "nobody"}, field: "a\u0000b"}):
         answer = client.post("/v1/context", json=body, headers=http_fuzz.AUTH)
         assert answer.status_code == 422, answer.text
+
+
+def test_a_nul_in_the_audit_record_filter_is_a_422(client):
+    """Found by the calendar-edge fuzzing run: PostgreSQL answered 503 for it."""
+    answer = client.get("/v1/audit", params={"record_id": "a\u0000b"}, headers=http_fuzz.AUTH)
+    assert answer.status_code == 422 and answer.json()["error"] == "InvalidValueError", answer.text

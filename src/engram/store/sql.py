@@ -401,6 +401,7 @@ def audit_conditions(dialect: Dialect, tenant_column: str, tenant: str, query: A
     p = dialect.placeholder
     parts, params = [f"{tenant_column} = {p}"], [tenant]
     if query.record_id is not None:
+        _check_text(query.record_id, "record id filter")
         parts.append(f"record_id = {p}")
         params.append(query.record_id)
     if query.operation is not None:
