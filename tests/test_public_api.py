@@ -25,6 +25,8 @@ PINNED = {
     "PurgeReport", "WorkCancelledError", "CorruptDatabaseError",
     # names that say which rules they are (issue 26): a policy hook; Policy stays its alias
     "PolicyHook",
+    # a stable keyed pseudonym for a label holding personal data (issue 28, item 5)
+    "pseudonym",
 }
 
 

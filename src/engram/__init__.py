@@ -71,7 +71,7 @@ from .model import (
     Status,
     Version,
 )
-from .pii import KeyProvider, PIIPolicies, PIIPolicy
+from .pii import KeyProvider, PIIPolicies, PIIPolicy, pseudonym
 from .pipeline.run import AddEvent, AddResult
 from .search.context import ContextBlock
 from .values.episodes import Thread, Turn
@@ -168,4 +168,5 @@ __all__ = [
     "WriteIntent",
     "WriteSample",
     "__version__",
+    "pseudonym",
 ]

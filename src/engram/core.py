@@ -33,7 +33,7 @@ from .embed.base import Embedder
 from .errors import InvalidValueError
 from .limits import InputLimits
 from .model import Job, MemoryRecord, Operation, SearchHit, Status, Version
-from .pii import ENCRYPTED_KEY, PIIPolicies, PIIPolicy, Redactor, screen, screen_record
+from .pii import ENCRYPTED_KEY, PIIPolicies, PIIPolicy, Redactor, check_labels, screen, screen_record
 from .reads import ReadContext
 from .side_fields import screened_batch
 from .store.base import AuditDraft, Holding, RecordWrite, Store, Touch, WriteBatch
@@ -122,6 +122,8 @@ class WriteCore:
             # new text may be refused; a record only changing state is never stuck (forbidden values become markers)
             refuse = change.previous is None or _texts(change.previous) != _texts(record)
             policy = self.pii_for(record.scope.tenant)
+            if change.previous is None:  # a new record: its labels are stored as given
+                check_labels(record.scope.tenant, record.scope.namespace, policy)
             screened = screen(record, policy, refuse=refuse)
             record, found = screened.record, screened.kinds
             detail = {**change.detail, "pii": {k: policy.action_for(k) for k in sorted(found)}} if (
@@ -163,6 +165,7 @@ class WriteCore:
         turns are screened by the tenant's PII policy here) in one transaction.
         Returns the records as stored."""
         tenant = self._tenant_of(admitted, tenant)
+        self._check_new_labels(tenant, jobs, episodes)
         held = [a for a in admitted if a.approval is not None]
         if held:
             raise InvalidValueError(f"{len(held)} change(s) are held by an approval rule: propose them instead")
@@ -209,6 +212,18 @@ class WriteCore:
             self.commit([], tenant=pending.tenant, governance=GovernanceWrites(pending=(pending,)))
             raise PendingApprovalError(pending)
         return self.commit(admitted, audit=audit, tenant=tenant, governance=governance)
+
+    def _check_new_labels(self, tenant: str, jobs: Sequence[Job], episodes: EpisodeWrites | None) -> None:
+        """Namespaces new turns, threads and queued jobs are kept under: labels as the PII
+        policy allows (new records are checked in ``admit``)."""
+        namespaces = {tuple(job.payload.get("namespace") or ()) for job in jobs}
+        if episodes is not None:
+            namespaces |= {turn.namespace for turn in episodes.turns}
+            namespaces |= {namespace for namespace, _thread, _meta in episodes.thread_metadata}
+        if namespaces:
+            policy = self.pii_for(tenant)
+            for namespace in namespaces:
+                check_labels(tenant, namespace, policy)
 
     def _screened_turns(self, tenant: str, episodes: EpisodeWrites) -> EpisodeWrites:
         """Turns reach disk as the PII policy allows: masked or encrypted, a forbidden

@@ -102,6 +102,7 @@ class Audit(Part):
         latest ``limit``, newest first)."""
         check_scope(scope)
         op = parse_enum(Operation, operation, "operation") if operation is not None else None
+        since = None if since is None else utc(since, "since")
         events = self._reads.store.audit(scope.tenant, AuditQuery(record_id, op, since, limit, bool(newest_first)))
         return [e for e in events if e.namespace[: len(scope.namespace)] == scope.namespace]
 
