@@ -111,6 +111,7 @@ def test_another_persons_fact_says_whose_it_is(db_path, clock, alice):
     ("用户是只英短", other("猫"), "我家猫叫团子，是只英短", "用户的猫是只英短"),
     ("Their colleague Ravi is allergic to peanuts", RAVI, "", "User's colleague Ravi is allergic to peanuts"),
     ("Is 34", "user", "I'm 34", "Is 34"),
+    ("User's manager is Tom Hale", other("boss"), "", "User's manager is Tom Hale"),  # names the boss already
 ])
 def test_owned_names_the_other_person(content, subject, said, expected):
     assert owned(content, subject, said) == expected
@@ -371,3 +372,11 @@ def test_a_fact_told_inside_a_request_is_kept_unless_it_too_reads_as_none(db_pat
                 pipeline=Pipeline(RuleExtractor(), judge=nothing)) as memory:
         memory.add(say(text), alice, force=True)
         assert not active(memory, alice)
+
+
+def test_whom_the_user_reports_to_or_married_is_the_users_slot(db_path, clock, alice):
+    text = "I report to Tom Hale now"
+    memory, _ = judged_memory(db_path, clock, {text: change(Slot.MANAGER, other("boss tom hale"))})
+    with memory:
+        record = memory.get(memory.add(say(text), alice).events[0].record_id, alice)
+        assert (record.subject, record.slot) == ("user", Slot.MANAGER)

@@ -240,11 +240,15 @@ def _subjectless(content: str) -> bool:
     return content.startswith("用户：")
 
 
+# slots that name another person by nature: "my boss is Tom", "I married Marco" set the user's
+_THE_USERS_OWN = frozenset({Slot.MANAGER, Slot.RELATIONSHIP})
+
+
 def with_reading(candidate: Candidate, reading: Judgement) -> Candidate:
     """The candidate with the judge's subject and slot where the extractor gave none, its
     content saying whose fact it is, and a change marked as one."""
-    subject = candidate.subject or reading.subject or USER
     slot = candidate.slot if candidate.slot is not None else reading.slot
+    subject = candidate.subject or (USER if slot in _THE_USERS_OWN else reading.subject) or USER
     metadata = dict(candidate.metadata)
     if reading.durable:
         metadata["utterance"] = reading.utterance.value
@@ -308,7 +312,10 @@ def _relation_in(text: str, relation: str) -> str | None:
 
 
 def _names_relation(content: str, relation: str) -> bool:
-    return is_chinese(content) and _relation_in(content, relation) is not None
+    """The content names the relation in other words ("老婆" for "wife", "manager" for "boss")."""
+    if is_chinese(content):
+        return _relation_in(content, relation) is not None
+    return any(canonical_relation(w) == canonical_relation(relation) for w in re.findall(r"[A-Za-z-]+", content))
 
 
 def _their_as_users(content: str) -> str:
