@@ -10,14 +10,14 @@
 from __future__ import annotations
 
 from .aio import AsyncMemory
-from .changes import Policy, WriteIntent
+from .approval_rules import ApprovalRule, ApprovalRules
+from .changes import Policy, PolicyHook, WriteIntent
 from .clock import Clock, FakeClock, SystemClock
 from .config import Settings
 from .consolidation.run import ConsolidationReport
 from .consolidation.schedule import Schedule
 from .embed import E5Embedder, Embedder, FakeHashEmbedder, USEEmbedder
 from .episodes.search import ExcerptTurn, ThreadExcerpt
-from .episodes.values import Thread, Turn
 from .errors import (
     BenchmarkDataError,
     ConfigError,
@@ -49,8 +49,6 @@ from .errors import (
 from .governance.keys import KeyStatus, Revealed, Rotation
 from .governance.quality import QualityReport
 from .governance.recalls import Provenance, Recall, RecallTrace
-from .governance.rules import ApprovalRule, ApprovalRules
-from .governance.values import PendingApprovalError, PendingChange, PendingStatus, RecallEvent, Verdict, WriteSample
 from .jsonl import ImportResult
 from .maintenance import MaintenanceReport
 from .memory import Memory
@@ -73,9 +71,11 @@ from .model import (
     Status,
     Version,
 )
-from .pii import KeyProvider, PIIPolicies, PIIPolicy
+from .pii import KeyProvider, PIIPolicies, PIIPolicy, pseudonym
 from .pipeline.run import AddEvent, AddResult
 from .search.context import ContextBlock
+from .values.episodes import Thread, Turn
+from .values.governance import PendingApprovalError, PendingChange, PendingStatus, RecallEvent, Verdict, WriteSample
 from .writes import MemoryDraft
 
 __version__ = "0.1.0"
@@ -134,6 +134,7 @@ __all__ = [
     "PendingStatus",
     "PermissionDeniedError",
     "Policy",
+    "PolicyHook",
     "Provenance",
     "PurgeReport",
     "QualityReport",
@@ -167,4 +168,5 @@ __all__ = [
     "WriteIntent",
     "WriteSample",
     "__version__",
+    "pseudonym",
 ]

@@ -18,8 +18,10 @@ from engram import (
     Scope,
     Settings,
 )
-from engram.governance.rules import ApprovalRule, ApprovalRules
-from engram.governance.values import PendingStatus
+from engram.approval_rules import ApprovalRule, ApprovalRules
+from engram.values.governance import PendingStatus
+
+pytestmark = [pytest.mark.governance_reads]  # the store roles it checks (conftest.py, ROLE_MARKERS)
 
 ORG = Scope("acme", ("orgs", "acme"))
 RULES = ApprovalRules((ApprovalRule("org memory", namespaces=("orgs/*",)),))

@@ -4,9 +4,13 @@ worker at a time, across tenants, retried after a lease runs out."""
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
+import pytest
+
 from engram import Scope
 from engram.model import Job, JobStatus, freeze_mapping
 from engram.store.base import WriteBatch
+
+pytestmark = [pytest.mark.job_queue]  # the store roles it checks (conftest.py, ROLE_MARKERS)
 
 
 def _job(job_id: str, tenant: str, at, **payload) -> Job:
@@ -14,7 +18,7 @@ def _job(job_id: str, tenant: str, at, **payload) -> Job:
 
 
 def test_jobs_are_claimed_oldest_first_across_tenants(memory, clock):
-    store, now = memory.store, clock.now()
+    store, now = memory._store, clock.now()
     store.apply(WriteBatch("globex", jobs=(_job("j2", "globex", now - timedelta(seconds=5), n=2),)))
     store.apply(WriteBatch("acme", jobs=(_job("j1", "acme", now - timedelta(seconds=9), n=1),
                                          _job("later", "acme", now + timedelta(hours=1)))))
@@ -31,7 +35,7 @@ def test_jobs_are_claimed_oldest_first_across_tenants(memory, clock):
 
 
 def test_an_expired_lease_is_taken_again_and_errors_are_kept(memory, clock):
-    store, now = memory.store, clock.now()
+    store, now = memory._store, clock.now()
     store.apply(WriteBatch("acme", jobs=(_job("j", "acme", now),)))
     assert store.claim_job(now, 60).attempts == 1
     assert store.claim_job(now + timedelta(seconds=30), 60) is None

@@ -21,10 +21,14 @@ from ..model import (
     Source,
     Status,
     Version,
+    check_slot,
+    check_subject,
     check_unit_interval,
     freeze_mapping,
     parse_enum,
+    utc,
 )
+from ..slots import USER
 from .base import RankFields
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -95,7 +99,7 @@ def _from_iso(value: str | None, what: str) -> datetime | None:
         raise InvalidValueError(f"{what} is not an ISO-8601 datetime: {value!r}") from None
     if moment.tzinfo is None:
         raise InvalidValueError(f"{what} has no timezone: {value!r}")
-    return moment.astimezone(UTC)
+    return utc(moment, what)
 
 
 def record_to_data(record: MemoryRecord) -> dict[str, Any]:
@@ -131,6 +135,8 @@ def record_to_data(record: MemoryRecord) -> dict[str, Any]:
         "supersedes": record.supersedes,
         "superseded_by": record.superseded_by,
         "pinned": record.pinned,
+        "subject": record.subject,
+        "slot": record.slot,
     }
 
 
@@ -187,6 +193,8 @@ def record_from_data(data: dict[str, Any]) -> MemoryRecord:
             supersedes=data.get("supersedes"),
             superseded_by=data.get("superseded_by"),
             pinned=_pinned(data.get("pinned")),
+            subject=check_subject(data.get("subject", USER)),
+            slot=check_slot(data.get("slot")),
         )
     except KeyError as exc:
         raise InvalidValueError(f"record is missing field {exc.args[0]!r}") from None

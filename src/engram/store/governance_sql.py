@@ -15,7 +15,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ..errors import ConflictError, NotFoundError
-from ..governance.values import (
+from ..model import MemoryRecord, Operation, freeze_mapping
+from ..values.governance import (
     GovernanceWrites,
     PendingChange,
     PendingQuery,
@@ -28,7 +29,6 @@ from ..governance.values import (
     Verdict,
     WriteSample,
 )
-from ..model import MemoryRecord, Operation, freeze_mapping
 from .codec import dumps, from_epoch, namespace_from_key, namespace_key, namespace_range, record_from_data
 from .codec import record_to_data as _record_data
 from .sql import Dialect, DialectTables
@@ -148,7 +148,8 @@ def check_governance(writes: GovernanceWrites) -> None:
     for decision in writes.decisions:
         check_stored([decision.id, decision.by, decision.reason], "decision")
     for recall in writes.recalls:
-        check_stored([recall.id, recall.actor, recall.thread_id, *(m.record_id for m in recall.memories)], "recall")
+        check_stored([recall.id, recall.actor, recall.thread_id, recall.answer_id,
+                      *(m.record_id for m in recall.memories)], "recall")
     for link in writes.answers:
         check_stored([link.recall_id, link.answer_id, *link.used], "answer link")
     for sample in writes.samples:
