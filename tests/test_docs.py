@@ -4,9 +4,12 @@
   reader pasting them into one session), in an empty folder with ``ENGRAM_DB`` there
   (docs/POSTGRES.md: a real PostgreSQL, started for the tests). Where a block needs a
   model it names engram's shipped FAKE ones (ScriptedLLM, ScriptedChatModel).
-- ``bash`` / ``console`` blocks are shell: every ``engram …`` command in them must
-  parse as the CLI has it (the command exists, its options and arguments are valid);
-  nothing is executed.
+- ``bash`` / ``sh`` / ``console`` blocks are shell: every ``engram …`` command in them
+  must parse as the CLI has it (the command exists, its options and arguments are
+  valid), and each block runs with bash (``-e -o pipefail``), file by file, in order, in
+  an empty folder with ``ENGRAM_DB`` there and ``engram`` on ``PATH`` (this checkout's
+  code). A block that needs a server, the network or a benchmark's hours says so on its
+  first (or last) line, visibly: ``# not run by the docs test: <why>``; it is parsed, not run.
 - ``json`` and ``toml`` blocks must parse; ``text`` (output, diagrams), ``sql``,
   ``yaml`` and ``js`` are shown as they are.
 - A block without a language is refused: say what it is.
@@ -15,8 +18,11 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
+import subprocess
+import sys
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,6 +42,8 @@ SHOWN = {"text", "sql", "yaml", "js"}
 # typer ships its own copy of click: its usage error is BadParameter's base
 USAGE_ERROR = next(k for k in typer.BadParameter.__mro__ if k.__name__ == "UsageError")
 FENCE = re.compile(r"^```([^\n`]*)\n(.*?)^```[ \t]*$", re.M | re.S)
+NOT_RUN = re.compile(r"# not run by the docs test: (\S.*)")
+BLOCK_TIMEOUT_S = 900  # a guard against a block that never ends, not a speed check
 
 
 @dataclass(frozen=True)
@@ -54,6 +62,14 @@ def blocks(path: Path) -> list[Block]:
     text = path.read_text(encoding="utf-8")
     return [Block(path, text[: m.start()].count("\n") + 1, m.group(1).strip().split(" ")[0], m.group(2))
             for m in FENCE.finditer(text)]
+
+
+def not_run(code: str) -> str | None:
+    """Why a shell block is not run: its first or last line says so (the README's first
+    block keeps its two commands first)."""
+    lines = [line.strip() for line in code.strip().splitlines()]
+    found = [NOT_RUN.fullmatch(line) for line in (lines[:1] + lines[-1:])]
+    return next((m.group(1) for m in found if m), None)
 
 
 ALL = [b for path in DOCS for b in blocks(path)]
@@ -111,6 +127,48 @@ def test_the_shell_check_finds_what_does_not_parse():
         "engram show\n  engram threads show t1 --bogus  # comment")] == [
         "`engram review sample`", "`engram search tea -k two`", "`engram consolidate --agent`", "`engram show`",
         "`engram threads show t1 --bogus`"]
+
+
+@pytest.mark.parametrize("path", [p for p in DOCS if any(b.language in SHELL and not_run(b.code) is None
+                                                            for b in blocks(p))],
+                         ids=lambda p: str(p.relative_to(ROOT)))
+def test_shell_blocks_run_as_written(path, tmp_path):
+    env = _shell_env(tmp_path)
+    for block in (b for b in blocks(path) if b.language in SHELL and not_run(b.code) is None):
+        done = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", block.code], cwd=tmp_path / "work", env=env,
+                              capture_output=True, text=True, timeout=BLOCK_TIMEOUT_S, stdin=subprocess.DEVNULL)
+        assert done.returncode == 0, f"{block.where}: exit {done.returncode}\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+
+
+def test_blocks_not_run_say_why_and_stay_few():
+    reasons = {not_run(b.code) for b in ALL if b.language in SHELL} - {None}
+    assert reasons <= {"installs from PyPI (network)", "serves until stopped", "needs a running server",
+                       "a benchmark (minutes to hours, ../shared/bench data)"}, reasons
+    ran = [b for b in ALL if b.language in SHELL and not_run(b.code) is None]
+    assert ran and {b.path.name for b in ran} >= {"README.md"}
+
+
+def test_the_shell_runner_fails_a_failing_block(tmp_path):
+    env = _shell_env(tmp_path)
+    done = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", "engram show 01a22fdd0c3e4b1f ; echo unreached"],
+                          cwd=tmp_path / "work", env=env, capture_output=True, text=True, timeout=BLOCK_TIMEOUT_S)
+    assert done.returncode != 0 and "unreached" not in done.stdout
+
+
+def _shell_env(tmp_path: Path) -> dict[str, str]:
+    """A folder to work in, a temporary database, and an ``engram`` command running this
+    checkout's code with this interpreter."""
+    (tmp_path / "work").mkdir()
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    command = bin_dir / "engram"
+    command.write_text(f"#!{sys.executable}\nimport sys\nfrom engram.cli import main\nsys.exit(main())\n")
+    command.chmod(0o755)
+    env = {key: value for key, value in os.environ.items() if not key.startswith("ENGRAM_")}
+    env.update(ENGRAM_DB=str(tmp_path / "work" / "memory.db"), PATH=f"{bin_dir}{os.pathsep}{env.get('PATH', '')}",
+               PYTHONPATH=os.pathsep.join([str(ROOT / "src"), *filter(None, [env.get("PYTHONPATH")])]),
+               HOME=str(tmp_path / "home"), COLUMNS="100")
+    return env
 
 
 def shell_problems(code: str) -> list[str]:
@@ -183,3 +241,11 @@ def _close_all(namespace: dict) -> None:
     for value in namespace.values():
         if isinstance(value, Memory | mem0.Memory):
             value.close()
+
+
+def test_api_md_lists_the_cli_commands_there_are():
+    text = (ROOT / "docs" / "API.md").read_text(encoding="utf-8")
+    listed = re.search(r"- CLI: `engram --help` \(([^)]*)\)", text)
+    assert listed is not None
+    named = {word.strip() for word in listed.group(1).replace("\n", " ").split(",")}
+    assert named == set(typer.main.get_command(app).commands)  # type: ignore[attr-defined]
