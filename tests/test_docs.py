@@ -8,8 +8,10 @@
   must parse as the CLI has it (the command exists, its options and arguments are
   valid), and each block runs with bash (``-e -o pipefail``), file by file, in order, in
   an empty folder with ``ENGRAM_DB`` there and ``engram`` on ``PATH`` (this checkout's
-  code). A block that needs a server, the network or a benchmark's hours says so on its
-  first (or last) line, visibly: ``# not run by the docs test: <why>``; it is parsed, not run.
+  code). A block that talks to a server says so on its first line (``WITH_SERVER``): the
+  test starts ``engram serve`` for it. A block that serves until stopped, needs the network
+  or a benchmark's hours says so on its first (or last) line, visibly: ``# not run by the
+  docs test: <why>``; it is parsed, not run.
 - ``json`` and ``toml`` blocks must parse; ``text`` (output, diagrams), ``sql``,
   ``yaml`` and ``js`` are shown as they are.
 - A block without a language is refused: say what it is.
@@ -17,13 +19,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import shlex
+import socket
 import subprocess
 import sys
+import time
 import tomllib
+import urllib.request
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -43,6 +50,9 @@ SHOWN = {"text", "sql", "yaml", "js"}
 USAGE_ERROR = next(k for k in typer.BadParameter.__mro__ if k.__name__ == "UsageError")
 FENCE = re.compile(r"^```([^\n`]*)\n(.*?)^```[ \t]*$", re.M | re.S)
 NOT_RUN = re.compile(r"# not run by the docs test: (\S.*)")
+# a block that talks to a server says so on its first line; the test starts one (engram serve, a free port
+# in place of 8765, one API key in $KEY) and fails the block on any error answer
+WITH_SERVER = "# with `engram serve` running and $KEY one of its ENGRAM_API_KEYS"
 BLOCK_TIMEOUT_S = 900  # a guard against a block that never ends, not a speed check
 
 
@@ -135,14 +145,53 @@ def test_the_shell_check_finds_what_does_not_parse():
 def test_shell_blocks_run_as_written(path, tmp_path):
     env = _shell_env(tmp_path)
     for block in (b for b in blocks(path) if b.language in SHELL and not_run(b.code) is None):
-        done = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", block.code], cwd=tmp_path / "work", env=env,
-                              capture_output=True, text=True, timeout=BLOCK_TIMEOUT_S, stdin=subprocess.DEVNULL)
-        assert done.returncode == 0, f"{block.where}: exit {done.returncode}\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+        code = block.code
+        with _server(env, tmp_path) if code.startswith(WITH_SERVER) else contextlib.nullcontext() as port:
+            if port is not None:
+                code = code.replace("localhost:8765", f"localhost:{port}")
+            done = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", code], cwd=tmp_path / "work", env=env,
+                                  capture_output=True, text=True, timeout=BLOCK_TIMEOUT_S, stdin=subprocess.DEVNULL)
+        said = f"{block.where}: exit {done.returncode}\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+        assert done.returncode == 0, said
+        assert port is None or '"error"' not in done.stdout, said  # curl -s exits 0 on a 409 too
+
+
+@contextlib.contextmanager
+def _server(env: dict[str, str], tmp_path: Path) -> Iterator[int]:
+    """``engram serve`` on a free loopback port with one API key (``$KEY``), until the block is done."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env["KEY"] = "k-docs-test-0123"
+    served = dict(env, ENGRAM_API_KEYS=f"{env['KEY']}=acme", ENGRAM_DB=str(tmp_path / "served.db"))
+    log = (tmp_path / "serve.log").open("w")
+    process = subprocess.Popen(["engram", "serve", "--port", str(port), "--log-level", "warning"], env=served,
+                               stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    try:
+        _wait_for(f"http://127.0.0.1:{port}/healthz", process, tmp_path / "serve.log")
+        yield port
+    finally:
+        process.terminate()
+        process.wait(timeout=60)
+        log.close()
+
+
+def _wait_for(url: str, process: subprocess.Popen, log: Path) -> None:
+    """Until the server answers (it loads the embedder first); fails if it exits instead."""
+    while True:
+        if process.poll() is not None:
+            pytest.fail(f"engram serve exited {process.returncode}: {log.read_text()[-2000:]}")
+        try:
+            with urllib.request.urlopen(url, timeout=5) as answer:
+                if answer.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.2)
 
 
 def test_blocks_not_run_say_why_and_stay_few():
     reasons = {not_run(b.code) for b in ALL if b.language in SHELL} - {None}
-    assert reasons <= {"installs from PyPI (network)", "serves until stopped", "needs a running server",
+    assert reasons <= {"installs from PyPI (network)", "serves until stopped",
                        "a benchmark (minutes to hours, ../shared/bench data)"}, reasons
     ran = [b for b in ALL if b.language in SHELL and not_run(b.code) is None]
     assert ran and {b.path.name for b in ran} >= {"README.md"}
