@@ -3,7 +3,7 @@
 from datetime import UTC, datetime
 
 from engram.episodes.summary import rule_summary
-from engram.episodes.values import Thread, Turn
+from engram.values.episodes import Thread, Turn
 
 AT = datetime(2026, 5, 4, 9, 30, tzinfo=UTC)
 
