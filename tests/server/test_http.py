@@ -88,6 +88,7 @@ def test_openapi_lists_every_route_with_auth_and_error_shapes(client):
         ("/v1/approvals", "get"), ("/v1/approvals/{pending_id}", "get"),
         ("/v1/approvals/{pending_id}/approve", "post"), ("/v1/approvals/{pending_id}/reject", "post"),
         ("/v1/recall", "post"), ("/v1/recalls/{recall_id}/answer", "post"), ("/v1/recalls/{ident}", "get"),
+        ("/v1/recalls", "get"),
         ("/v1/memories/{record_id}/why", "get"), ("/v1/memories/{record_id}/reveal", "post"),
         ("/v1/quality/sample", "post"), ("/v1/quality/samples", "get"), ("/v1/quality/samples/{sample_id}", "post"),
         ("/v1/quality", "get"), ("/metrics", "get"),
