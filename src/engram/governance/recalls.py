@@ -29,6 +29,7 @@ USED_SIMILARITY = 0.8  # cosine between the answer and the memory
 MAX_ANSWER_CHARS = 20_000
 
 _RECENT_CHUNK = 200  # recalls read at a time while looking for those of a scope
+RECENT_SCAN = 5_000  # how far back (in recalls of the tenant) recent() looks for a scope's
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,13 +169,14 @@ def trace(core: WriteCore, tenant: str, ident: str) -> list[RecallTrace]:
 
 def recent(core: WriteCore, scope: Scope, limit: int) -> list[RecallTrace]:
     """The latest ``limit`` recalls with a memory in ``scope`` (or below), newest first,
-    each with the memories of the scope it served (read in chunks of recalls, newest first)."""
+    each with the memories of the scope it served (read in chunks of recalls, newest first,
+    among the tenant's latest ``RECENT_SCAN``: a quiet scope of a busy tenant shows fewer)."""
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
         raise InvalidValueError(f"limit must be a positive integer, got {limit!r}")
     found: list[RecallTrace] = []
     seen: set[str] = set()
     until: datetime | None = None
-    while len(found) < limit:
+    while len(found) < limit and len(seen) < RECENT_SCAN:
         read = core.store.recalls(scope.tenant, RecallQuery(limit=_RECENT_CHUNK, newest_first=True, until=until))
         chunk = [r for r in read if r.id not in seen]
         seen.update(r.id for r in chunk)
