@@ -321,6 +321,8 @@ def test_entity_ids_under_or_are_refused_and_under_and_name_the_scope(m):
         m.get_all(filters={"agent_id": "bot", "NOT": [{"user_id": "ana"}]})
     lifted = m.get_all(filters={"AND": [{"user_id": "ana"}, {"level": {"gte": 2}}]})["results"]
     assert [r["memory"] for r in lifted] == ["Likes jazz"]
+    together = m.get_all(filters={"AND": [{"user_id": "ana", "level": 3}]})["results"]
+    assert [r["memory"] for r in together] == ["Likes jazz"]
     assert [r["memory"] for r in m.search("likes", filters={"AND": [{"user_id": "ana"}]}, threshold=0.0)["results"]] \
         == ["Likes jazz"]
     with pytest.raises(InvalidValueError, match="two different user_ids"):

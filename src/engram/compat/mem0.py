@@ -371,13 +371,19 @@ def _lift_and(filters: dict[str, Any]) -> dict[str, Any]:
         return filters
     kept = []
     for condition in conditions:
-        if isinstance(condition, Mapping) and len(condition) == 1 and next(iter(condition)) in ENTITY_KEYS:
-            key, value = next(iter(condition.items()))
+        if not isinstance(condition, Mapping):
+            kept.append(condition)
+            continue
+        for key in ENTITY_KEYS:
+            if key not in condition:
+                continue
+            value = condition[key]
             if key in filters and filters[key] != value:
                 raise InvalidValueError(f"filters name two different {key}s ({filters[key]!r}, {value!r})")
             filters[key] = value
-        else:
-            kept.append(condition)
+        rest = {key: value for key, value in condition.items() if key not in ENTITY_KEYS}
+        if rest:
+            kept.append(rest)
     if kept:
         filters["AND"] = kept
     else:
