@@ -344,3 +344,10 @@ def test_history_ids_count_the_steps_shown(m):
     history = m.history(added["id"])
     assert [h["event"] for h in history] == ["ADD", "UPDATE", "UPDATE"]
     assert [h["id"] for h in history] == [f"{added['id']}:{n}" for n in (1, 2, 3)]
+
+
+def test_an_expiration_date_at_the_end_of_the_calendar_is_a_clear_error(m):
+    """Issue 28 item 3: 9999-12-31 would expire at the next midnight, past the calendar."""
+    with pytest.raises(ValueError, match="before 9999-12-31"):
+        m.add("Parking pass", user_id="ana", infer=False, expiration_date="9999-12-31")
+    assert m.get_all(filters={"user_id": "ana"})["results"] == []

@@ -412,7 +412,7 @@ class AddRun:
 
     def _was_purged(self, record_id: str) -> bool:
         """An id names one record for ever: a purged record's audit rows keep its id."""
-        return bool(self.core.store.audit(self.scope.tenant, AuditQuery(record_id=record_id, limit=1)))
+        return bool(self.core.reads.store.audit(self.scope.tenant, AuditQuery(record_id=record_id, limit=1)))
 
     def _draft(self, candidate: Candidate, content: str, now: datetime) -> MemoryDraft:
         metadata = dict(candidate.metadata)
