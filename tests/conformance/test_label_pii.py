@@ -13,6 +13,8 @@ import pytest
 
 from engram import MemoryDraft, PIIForbiddenError, PIIPolicies, PIIPolicy, Scope, pseudonym
 
+pytestmark = [pytest.mark.records]  # the store roles it checks (conftest.py, ROLE_MARKERS)
+
 STRICT = PIIPolicies(PIIPolicy(default="mask", actions={"email": "mask", "phone": "encrypt", "secret": "forbid"}))
 KEY = "a-pseudonym-key-of-32-characters"
 EMAIL, PHONE = "ana@example.com", "+44 20 7946 0958"

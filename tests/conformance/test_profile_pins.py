@@ -5,7 +5,11 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import pytest
+
 from engram import FakeClock, MemoryDraft, Scope
+
+pytestmark = [pytest.mark.records]  # the store roles it checks (conftest.py, ROLE_MARKERS)
 
 ALICE = Scope.for_user("acme", "alice")
 
