@@ -68,14 +68,16 @@ def test_no_everyday_request_in_the_slice_is_judged_a_forget(judged_slice):
     assert share([j.utterance is not Utterance.FORGET for j in requests]) >= REQUEST_NOT_FORGET_FLOOR
 
 
-# Floors a little under what the shipped weights measured (docs/JUDGE.md), so a retrain
-# that loses ground fails here.
-UTTERANCE_FLOOR = 0.0
-DURABLE_RECALL_FLOOR = 0.0
-JUNK_RECALL_FLOOR = 0.0
-SUBJECT_FLOOR = 0.0
-SLOT_FLOOR = 0.0
-REQUEST_NOT_FORGET_FLOOR = 0.0
+# Floors a little under what the shipped weights measure on the slice (652 lines: type
+# 0.910; durable kept en 0.967 / zh 0.962; nothing-durable dropped en 0.937 / zh 0.957;
+# subject kind 0.929, slot 0.881; requests not judged forgets 0.987), so a retrain that
+# loses ground fails here. docs/JUDGE.md has the cross-writer figures.
+UTTERANCE_FLOOR = 0.87
+DURABLE_RECALL_FLOOR = 0.93
+JUNK_RECALL_FLOOR = 0.90
+SUBJECT_FLOOR = 0.89
+SLOT_FLOOR = 0.84
+REQUEST_NOT_FORGET_FLOOR = 0.95
 
 
 @pytest.mark.parametrize(("text", "subject", "slot"), [

@@ -121,3 +121,16 @@ def test_a_line_without_the_persons_name_shows_their_fact_as_the_users():
     assert _shown_as_users(fact, ["Allergic to peanuts"])
     assert not _shown_as_users(fact, ["User's colleague Ravi is allergic to peanuts"])
     assert not _shown_as_users(fact, ["Lives in Lyon"])
+
+
+def test_markdown_rows_are_never_wrapped_and_no_json_is_written_unless_asked(tmp_path, monkeypatch):
+    from engram.cli import app
+
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, ["eval", "outcome", "--data", str(FIXTURE), "--split", "dev", "--lang", "en",
+                                      "--facts", "given", "--no-utterances", "--markdown", "--quiet"])
+    assert result.exit_code == 0, result.output
+    rows = [line for line in result.stdout.splitlines() if line.startswith("|")]
+    assert rows and max(len(r) for r in rows) > 80 and all(r.endswith("|") for r in rows)
+    assert all(line.startswith("|") for line in result.stdout.splitlines() if "|" in line)  # no row continued
+    assert not list(tmp_path.rglob("*.json"))  # nothing written into the current folder

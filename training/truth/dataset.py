@@ -90,7 +90,19 @@ def _row(item: dict, writer: str, source: str, skipped: Counter) -> Row | None:
         return None
     if durable and slot == "none":
         slot = "other"
+    kind, slot = _one_convention(subject, kind, slot)
     return Row(text, lang, utterance, kind, slot, writer, source, subject)
+
+
+_BOSS = frozenset({"boss", "manager", "supervisor", "lead", "team lead", "领导", "老板", "上司", "经理", "主管"})
+
+
+def _one_convention(subject: str, kind: str, slot: str) -> tuple[str, str]:
+    """Who the boss is, is the user's manager slot: the writers labelled "my boss is called
+    Hannah" both as the boss's name and as the user's manager; one reading for both."""
+    if kind == "other" and slot == "name" and subject.removeprefix(OTHER_PREFIX).strip().lower() in _BOSS:
+        return "user", "manager"
+    return kind, slot
 
 
 SLICE_SHARE = 10  # one line in ten (by a hash of its text) is the fixed held-out slice, never trained on
@@ -109,10 +121,13 @@ def writers(root: Path = DATA) -> list[str]:
     return sorted(p.name for p in root.iterdir() if p.is_dir()) if root.exists() else []
 
 
-def rows(root: Path = DATA, skipped: Counter | None = None, part: str = "train") -> list[Row]:
+def rows(root: Path = DATA, skipped: Counter | None = None, part: str = "train", with_pairs: bool = True) -> list[Row]:
     """Every labelled line once (the first of identical texts): ``part`` "train" (outside
-    the held-out slice), "slice" (inside it) or "all"."""
+    the held-out slice), "slice" (inside it) or "all". ``with_pairs``: also the texts of
+    the statement pairs whose labels are known (see ``pair_rows``)."""
     found = _all_rows(root, Counter() if skipped is None else skipped)
+    if with_pairs:
+        found += [row for row in pair_rows(pairs(root)) if row.text.strip()]
     seen: set[str] = set()
     out = []
     for row in found:
@@ -137,6 +152,23 @@ def _all_rows(root: Path, skipped: Counter) -> list[Row]:
             kind = _EVERYDAY_TYPE.get(str(item.get("kind")), "request")
             out.append(_row({**item, "type": kind, "subject": "none", "slot": "none"}, writer, "everyday", skipped))
     return [row for row in out if row is not None]
+
+
+def pair_rows(found: list[Pair]) -> list[Row]:
+    """A pair's older text is a fact of its subject and slot; the later one too, unless
+    the pair is unrelated (its slot and subject are not given): a change when it replaces
+    the old value, a fact otherwise (a refinement, a paraphrase, another value)."""
+    out = []
+    for pair in found:
+        kind = subject_kind(pair.subject)
+        if kind in (None, "none") or pair.slot not in SLOTS or pair.slot == "none":
+            continue
+        kind, slot = _one_convention(pair.subject, kind, pair.slot)
+        out.append(Row(pair.old, pair.lang, "fact", kind, slot, pair.writer, "pairs", pair.subject))
+        if pair.label != "unrelated":
+            utterance = "change" if pair.label == "change" else "fact"
+            out.append(Row(pair.new, pair.lang, utterance, kind, slot, pair.writer, "pairs", pair.subject))
+    return out
 
 
 def pairs(root: Path = DATA) -> list[Pair]:
