@@ -228,11 +228,15 @@ def test_the_block_says_whose_fact_and_since_when(db_path, clock, alice):
     memory, _ = judged_memory(db_path, clock, {})
     with memory:
         memory.remember("loves orchids", alice, subject=other("wife sarah"), slot=Slot.LIKES, kind="preference")
-        memory.remember("Lives in Oakland", alice, subject="user", slot=Slot.RESIDENCE)
+        berkeley = memory.remember("Lives in Berkeley", alice, subject="user", slot=Slot.RESIDENCE)
+        memory.remember("Works at Stripe", alice, subject="user", slot=Slot.EMPLOYER)
+        clock.advance(days=40)
+        memory.supersede(berkeley.id, alice, "Lives in Oakland")
         memory.remember("用户的老婆对海鲜过敏", alice, subject=other("老婆"), slot=Slot.ALLERGIES)
-        text = rendered(memory, alice, "orchids Oakland 海鲜")
+        text = rendered(memory, alice, "orchids Oakland Stripe 海鲜")
         assert "- Sarah (wife): loves orchids" in text
-        assert f"- Lives in Oakland (since {clock.now():%Y-%m})" in text
+        assert f"- Lives in Oakland (since {clock.now():%Y-%m})" in text  # it changed: since when
+        assert "- Works at Stripe\n" in text + "\n"  # never changed: no date to spend tokens on
         assert "- 用户的老婆对海鲜过敏\n" in text + "\n"  # it names her already
 
 

@@ -2,9 +2,10 @@
 deterministic for the same hits.
 
 Each line says whose fact it is when the memory is about someone else and its words do
-not say so ("Sarah (wife): loves orchids"), and dates what can change: a memory of a
-single-valued slot (where the user lives, works, who the manager is) says since when it
-holds ("since 2026-05", "自2026-05起"). As a safety net the block never holds two values
+not say so ("Sarah (wife): loves orchids"), and dates what changed: a memory of a
+single-valued slot (where the user lives, works, who the manager is) that replaced an older
+value, or was said to hold from a moment of its own, says since when ("since 2026-05",
+"自2026-05起"). As a safety net the block never holds two values
 of one single-valued slot of one subject: the newest (by ``valid_from``) stays.
 """
 
@@ -64,9 +65,16 @@ def _line(hit: SearchHit) -> str:
     zh = has_cjk(text)
     if owner:
         text = f"{owner}{'：' if zh else ': '}{text}"
-    if single_valued(record.slot):
+    if dated(record):
         text += f"（自{record.valid_from:%Y-%m}起）" if zh else f" (since {record.valid_from:%Y-%m})"
     return "- " + text
+
+
+def dated(record: MemoryRecord) -> bool:
+    """A value of a single-valued slot that has changed (it replaced an older one) or was said
+    to hold from a moment of its own ("moved here last month") says since when: every line dated
+    crowded the block (measured on dev at budget 200: needed 0.929 → 0.911)."""
+    return single_valued(record.slot) and (record.supersedes is not None or record.valid_from != record.created_at)
 
 
 def whose(record: MemoryRecord) -> str | None:
