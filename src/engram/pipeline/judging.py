@@ -51,7 +51,7 @@ class JudgePolicy:
     drop_confidence: float = 0.6  # a candidate's sentence judged not durable this surely is not kept
     drop_piece_confidence: float = 0.9  # nor a piece of a longer sentence judged so on its own words
     slot_confidence: float = 0.85  # a slot (which ends older values) only from a reading this sure (dev: 0.6-0.95)
-    add_confidence: float = 0.7  # a sentence judged durable this surely is kept though no rule read it
+    add_confidence: float = 0.9  # a sentence judged durable this surely is kept though no rule read it (dev: 0.7-1)
 
     def __post_init__(self) -> None:
         check_unit_interval(self.drop_confidence, "drop_confidence")
