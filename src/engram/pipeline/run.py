@@ -54,6 +54,7 @@ from .trigger import TriggerPolicy, should_extract
 MAX_CONFLICT_RETRIES = 3
 MAX_ITEMS = 100  # candidates (and invalid items) one add() looks at; a model answering more is cut here
 SLOT_SCAN = 200  # how many of a scope's newest memories a change of a one-value topic is compared with
+_JUDGE_MAY_FIRE = frozenset({"too_short", "temporary_question"})  # trigger reasons the judge may overrule
 # A kept turn's metadata key: "add" when Memory.add extracts it (now or in its background job),
 # so consolidation moves its watermark past the turn without extracting it again.
 EXTRACTED_BY = "extracted_by"
@@ -231,10 +232,10 @@ class AddRun:
         return [known[t] if t in known else fresh[t] for t in texts]
 
     def _judge_may_fire(self, reason: str, messages: Sequence[Message]) -> bool:
-        """A turn the trigger's words pass over (too short, chatter by its words) that the
-        judge reads as a durable statement is extracted after all."""
-        if self.readings is None or not self.pipeline.fill_from_judge or reason in ("no_user_message",
-                                                                                    "waiting_for_turn"):
+        """A turn the trigger's words pass over as too short or as a passing question, request or
+        state that the judge reads as a durable statement ("我单身", "上个月搬到深圳了，还在适应这边的
+        天气") is extracted after all; small talk ("hi", "thanks", "哈哈") is not read again."""
+        if self.readings is None or not self.pipeline.fill_from_judge or reason not in _JUDGE_MAY_FIRE:
             return False
         return states_something(self.readings, messages, self.settings.judge)
 
