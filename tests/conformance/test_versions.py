@@ -45,7 +45,7 @@ def test_records_round_trip_exactly(memory, alice):
         slot="allergies",
     )
     assert record.pinned is True and (record.subject, record.slot) == ("other:wife sarah", "allergies")
-    assert memory.store.query("acme", _everything(alice)) == [record]
+    assert memory._store.query("acme", _everything(alice)) == [record]
     # reads show it as search sees it: its expiry (2025) has passed
     assert memory.get(record.id, alice) == replace(record, status=Status.EXPIRED)
 

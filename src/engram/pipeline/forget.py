@@ -22,8 +22,8 @@ import numpy as np
 
 from ..embed import Embedder
 from ..model import Kind, MemoryRecord, Message, Scope, Status
-from ..search.tokenize import Tokenizer
 from ..store.base import RecordFilter, Store
+from ..text.tokenize import Tokenizer
 from .candidate import Candidate
 from .reconcile import word_overlap
 from .rules.forgets import ForgetRequest, forget_requests
