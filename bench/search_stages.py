@@ -109,7 +109,7 @@ def build(memory: Memory, users: int, per_user: int, batch: int) -> float:
 
 
 def instrument(memory: Memory, clock: Clock) -> Callable[[str, Scope, int], list]:
-    store = memory.store
+    store = memory._store
     for name, stage in (("lexical", "lexical"), ("rank_fields", "rank_fields"), ("vectors", "vectors"),
                         ("get", "decode"), ("_tenant_seq", "seq"), ("_load_vectors", "scope_load")):
         setattr(store, name, clock.wrap(stage, getattr(store, name)))
@@ -136,7 +136,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     memory = Memory.open(path, embedder=embedder,
                          settings=Settings(db=path, record_recalls=False, query_cache_size=0))
     memory.tokenizer.index_text("预热分词器 warm-up")
-    if not memory.store.stats().records:
+    if not memory._store.stats().records:
         print(f"building {size:,} memories in {path}", file=sys.stderr)
         built = build(memory, users, args.per_user, args.batch)
         if not args.in_process:  # search from a fresh process's state: reopen
