@@ -65,6 +65,27 @@ def test_the_running_total_is_the_sum_of_the_entries_held():
     cache.get("t", _where("u5"), "m", 2, _loader(rows, calls))
     assert cache.nbytes == before == sum(entry.nbytes for entry in cache._entries.values())
     assert len(calls) == 7
+    cache.get("t", _where("u5"), "m", 2, _loader(rows, calls))
+    summary = cache.summary()
+    assert (summary["scopes"], summary["loads"], summary["hits"], summary["evictions"]) == (3, 7, 1, 3)
+    assert summary["bytes"] == cache.nbytes
+
+
+def test_engram_stats_shows_the_cache(tmp_path):
+    """Loads, hits and evictions say whether the cache churns (issue 29: the LRU at 1M)."""
+    from engram import FakeHashEmbedder, Memory, Scope
+
+    memory = Memory.open(str(tmp_path / "stats.db"), embedder=FakeHashEmbedder())
+    try:
+        scope = Scope.for_user("acme", "ana")
+        memory.remember_many(["tea at the harbour", "coffee at noon"], scope)
+        memory.search("tea", scope)
+        memory.search("coffee", scope)
+        shown = memory.stats().extra["vector_cache"]
+        assert shown["scopes"] == 1 and shown["loads"] == 1 and shown["hits"] >= 1 and shown["evictions"] == 0
+        assert shown["budget_mb"] == 512.0 and 0 < shown["bytes"] < 2**20
+    finally:
+        memory.close()
 
 
 def test_the_newest_scope_stays_even_over_budget():

@@ -202,6 +202,9 @@ class VectorCache:
         self._entries: OrderedDict[tuple, ScopeVectors] = OrderedDict()
         self._bytes = 0
         self._lock = threading.Lock()
+        self.hits = 0  # searches answered from a fresh entry
+        self.loads = 0  # entries built from the store (a cold scope, or one a write made stale)
+        self.evictions = 0  # entries dropped for the budget: loads far above the scopes held mean churn
 
     @property
     def nbytes(self) -> int:
@@ -211,6 +214,12 @@ class VectorCache:
     def __len__(self) -> int:
         return len(self._entries)
 
+    def summary(self) -> dict[str, int | float]:
+        """What ``engram stats`` shows of this process's cache."""
+        return {"scopes": len(self._entries), "bytes": self._bytes, "mb": round(self._bytes / 2**20, 1),
+                "budget_mb": round(self._max_bytes / 2**20, 1), "hits": self.hits, "loads": self.loads,
+                "evictions": self.evictions}
+
     def get(self, tenant: str, where: RecordFilter, model: str, seq: int, load: Loader) -> ScopeVectors:
         """The fresh entry of this scope and model, else one built from ``load`` (the scope's chunks)."""
         key = (tenant, where.namespace, where.descendants, model)
@@ -218,9 +227,11 @@ class VectorCache:
             entry = self._entries.get(key)
             if entry is not None and entry.seq == seq:
                 self._entries.move_to_end(key)
+                self.hits += 1
                 return entry
         entry = build_scope_vectors(seq, load(tenant, where.namespace, where.descendants, model))
         with self._lock:
+            self.loads += 1
             replaced = self._entries.pop(key, None)
             if replaced is not None:
                 self._bytes -= replaced.nbytes
@@ -272,3 +283,4 @@ class VectorCache:
         while self._bytes > self._max_bytes and len(self._entries) > 1:
             _, dropped = self._entries.popitem(last=False)
             self._bytes -= dropped.nbytes
+            self.evictions += 1
