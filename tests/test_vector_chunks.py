@@ -159,28 +159,3 @@ def test_a_purged_records_vector_leaves_the_file(tmp_path):
         assert records[4].id not in memory._store.vectors("acme", [records[4].id], memory.embedder.name)
     finally:
         memory.close()
-
-
-def test_a_cold_scope_read_blob_by_blob_is_the_select_read(tmp_path):
-    """Issue 29: a cold scope's vectors are read with incremental blob I/O (one copy,
-    straight into the bytes kept); the chunks come back exactly as a SELECT returns them."""
-    path = str(tmp_path / "blobs.db")
-    scope = Scope.for_user("acme", "ana")
-    writer = Memory(SQLiteStore(path), embedder=FakeHashEmbedder())
-    records = writer.remember_many([f"note {i} about tea and the harbour" for i in range(80)], scope)
-    for record in records[:10]:
-        writer.update(record.id, scope, content=f"{record.content} again")
-    writer.forget(records[20].id, scope)
-    writer.close()
-    store = SQLiteStore(path)
-    try:
-        with store._snapshot():
-            scopes = [row[0] for row in store._read("SELECT id FROM scopes")]
-            selected = chunks.read_scopes(store._read, scopes, FakeHashEmbedder().name)
-            by_blob = chunks.read_scopes(store._read, scopes, FakeHashEmbedder().name, store._read_vectors_blob)
-        assert len(selected) == 3  # 80 records in chunks of 32
-        assert [tuple(row) for row in by_blob] == [tuple(row) for row in selected]
-        packed = chunks.packed(by_blob)
-        assert len(packed.ids) == 80 and sum(len(part) for part in packed.parts) == 80
-    finally:
-        store.close()

@@ -566,21 +566,7 @@ class SQLiteStore(episodes.EpisodeReads):
     def _load_vectors(self, tenant: str, namespace: tuple[str, ...], descendants: bool, model: str) -> PackedRows:
         with self._snapshot():  # the scopes and their chunks of one moment
             scopes = lexical.scopes_of(self._read, tenant, namespace, descendants, namespace_key(namespace))
-            return packed(vector_chunks.read_scopes(self._read, [scope[0] for scope in scopes], model,
-                                                    self._read_vectors_blob))
-
-    def _read_vectors_blob(self, key: int) -> bytes:
-        """The vectors of one chunk, read inside the caller's snapshot."""
-        conn = self._connection()
-
-        def read() -> bytes:
-            with conn.blobopen("vector_chunks", "vectors", key, readonly=True) as blob:
-                return blob.read()
-
-        try:
-            return self._retry_busy(read)
-        except sqlite3.DatabaseError as exc:
-            raise self._translate(exc, "SQLite error") from exc
+            return packed(vector_chunks.read_scopes(self._read, [scope[0] for scope in scopes], model))
 
     def vectors(self, tenant: str, ids: Sequence[str], model: str) -> dict[str, np.ndarray]:
         # most asks come from a search that has just loaded the scope: serve them from the cache

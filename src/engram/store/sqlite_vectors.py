@@ -175,27 +175,15 @@ def packed(rows: Sequence[Sequence[Any]]) -> PackedRows:
 
 
 Reader = Callable[[str, Sequence[Any]], list]
-BlobReader = Callable[[int], bytes]  # the vectors blob of the chunk with this key
-
-_LABEL_SELECT = ", ".join(CHUNK_COLUMNS[:-1])
 
 
-def read_scopes(read: Reader, scopes: Sequence[int], model: str, read_vectors: BlobReader | None = None) -> list:
-    """The chunk rows of ``model`` in ``scopes`` (one range read of the primary key per scope).
-    With ``read_vectors`` the vectors column is read blob by blob (incremental blob I/O,
-    which copies the blob's pages straight into the bytes kept: a cold scope of 1,000
-    records read in 0.7 ms of CPU against 1.3 ms through a SELECT, which first assembles
-    each 64 KB blob in a buffer of SQLite's own; bench/search_stages.py, issue 29)."""
+def read_scopes(read: Reader, scopes: Sequence[int], model: str) -> list:
+    """The chunk rows of ``model`` in ``scopes`` (one range read of the primary key per scope)."""
     found: list = []
     for scope in scopes:
         low, high = scope_bounds(scope)
-        if read_vectors is None:
-            found += read(f"SELECT {_CHUNK_SELECT} FROM vector_chunks WHERE key >= ? AND key < ? AND model = ?",
-                          [low, high, model])
-            continue
-        rows = read(f"SELECT {_LABEL_SELECT} FROM vector_chunks WHERE key >= ? AND key < ? AND model = ?",
-                    [low, high, model])
-        found += [(*row, read_vectors(row[0])) for row in rows]
+        found += read(f"SELECT {_CHUNK_SELECT} FROM vector_chunks WHERE key >= ? AND key < ? AND model = ?",
+                      [low, high, model])
     return found
 
 
