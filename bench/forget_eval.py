@@ -9,7 +9,8 @@ For each writer's labelled files (training/data/<writer>/, written apart from th
   then says the request in this thread. Any memory retired is a false retirement (target: 0).
 - genuine forgets (``forgets.jsonl``): "forget that" lines (slot none) follow a fact said in
   the same thread; a forget that names a slot is said in a new thread after the writer's own
-  fact of that slot (and subject kind) and an unrelated fact were stored earlier. Detected:
+  fact of that slot (and subject kind) nearest to it in meaning, and an unrelated fact, were
+  stored earlier. Detected:
   the pipeline read a forget; honoured: the named memory was retired and nothing else.
 
 Every case runs on its own scope of one SQLite file with the default pipeline (rules
@@ -64,8 +65,8 @@ def rows(path: Path) -> list[dict]:
 
 
 class Run:
-    def __init__(self, memory: Memory, clock: FakeClock) -> None:
-        self.memory, self.clock, self.n = memory, clock, 0
+    def __init__(self, memory: Memory, clock: FakeClock, encoder: USEEmbedder) -> None:
+        self.memory, self.clock, self.encoder, self.n = memory, clock, encoder, 0
 
     def scope(self) -> Scope:
         self.n += 1
@@ -75,6 +76,12 @@ class Run:
         self.clock.advance(minutes=3)
         result = self.memory.add([{"role": "user", "content": text}], scope, thread_id=thread)
         return [e.record_id for e in result.events if e.event == "FORGET" and e.record_id]
+
+    def closest(self, text: str, pool: list[str]) -> str:
+        """The writer's fact of the slot nearest in meaning to the forget: the memory it most
+        plausibly names ("forget that I hate mushrooms" → the mushroom fact, not another dislike)."""
+        vectors = self.encoder.embed([text, *pool])
+        return pool[int((vectors[1:] @ vectors[0]).argmax())]
 
     def stored(self, scope: Scope) -> set[str]:
         return {r.id for r in self.memory.scan(scope)}
@@ -110,7 +117,7 @@ def genuine(run: Run, row: dict, facts: dict[tuple[str, str, str], list[str]], t
         if not pool:
             tally.not_stored += 1
             return
-        fact = pool[tally.forgets % len(pool)]
+        fact = run.closest(row["text"], pool)
         run.say(scope, fact, "earlier")
         meant = run.stored(scope)
         run.say(scope, UNRELATED[lang], "earlier")
@@ -145,10 +152,11 @@ def evaluate(data: Path, writer: str, limit: int | None) -> dict[str, Tally]:
             facts[(row["lang"], row["slot"], _subject_kind(row.get("subject", "user")))].append(row["text"])
     tallies: dict[str, Tally] = defaultdict(Tally)
     clock = FakeClock(datetime(2026, 3, 4, 9, tzinfo=UTC))
+    encoder = USEEmbedder()
     with tempfile.TemporaryDirectory() as folder_name, Memory(
-            SQLiteStore(str(Path(folder_name) / "eval.db")), embedder=USEEmbedder(), clock=clock,
+            SQLiteStore(str(Path(folder_name) / "eval.db")), embedder=encoder, clock=clock,
             settings=Settings(auto_worker=False)) as memory:
-        run = Run(memory, clock)
+        run = Run(memory, clock, encoder)
         for row in requests[:limit]:
             everyday(run, row, tallies[row["lang"]])
         for row in forgets[:limit]:

@@ -42,6 +42,9 @@ _SLOTS: dict[str, tuple[str, str, str | None]] = {
                  r"\bbirthday\b|\bborn\b|生日|出生", None),
     "children": (r"\bkids?\b|\bchildren\b|\bchild\b|\bson\b|\bdaughter\b|孩子|儿子|女儿|小孩",
                  r"\bkids?\b|\bchildren\b|\bchild\b|\bson\b|\bdaughter\b|孩子|儿子|女儿|小孩", None),
+    "timezone": (r"\btime ?zone\b|时区", r"\btime ?zone\b|\b(?:UTC|GMT|[ECMP][SD]?T)\b|时区", None),
+    "name": (r"\b(?:real |full |first |last |nick)?name\b|名字|真名|姓名|网名",
+             r"\bname\b|\bnamed\b|\bcall(?:s|ed)? me\b|名字|叫我|我叫|姓名|真名", None),
     "work_hours": (r"\bschedule\b|\bshifts?\b|\bworking hours\b|\bhours\b|排班|作息|上班时间", "", "schedule"),
 }
 _NAMES = {slot: re.compile(named, re.IGNORECASE) for slot, (named, _, _) in _SLOTS.items()}

@@ -32,7 +32,7 @@ from .common import is_chinese, split_sentences
 _EN_CUE = re.compile(
     r"\b(?:forget|forgot|unlearn|delete|erase|remove|drop|bin|scrap|scratch|strike|wipe|clear|purge|ditch|toss"
     r"|get rid of|throw (?:out|away)|take (?:that |this |it )?back|cancel|undo|unsave|disregard|ignore|retract"
-    r"|nix|lose|dump|let go of)\b"
+    r"|nix|lose|dump|let go of|unremember|hang on ?to|hold on ?to|pretend i (?:didn'?t|never|did not))\b"
     r"|\b(?:don'?t|do not|no need to|needn'?t|stop|quit|never|not|no longer|won'?t|wouldn'?t|shouldn'?t|rather)\b"
     r"[^.?!]{0,30}?\b(?:remember|keep|keeping|store|storing|sav(?:e|ing)|record|note|log|track|hold|retain|know)"
     r"|\boff the record\b",
@@ -40,7 +40,7 @@ _EN_CUE = re.compile(
 )
 _ZH_CUE = re.compile(
     r"忘|删|去掉|去除|抹掉|抹去|清掉|清除|清空|移除|丢掉|扔掉|划掉|拿掉|作废|撤回|收回|取消|当我没|当没|就当"
-    r"|别(?:再)?记|不用(?:再)?记|不要(?:再)?记|不必记|甭记|不需要记|别存|不要存|不用存|别保存|不要保存|不用保存"
+    r"|(?:别|不用|不要|不必|甭|不需要)你?(?:再)?记|别存|不要存|不用存|别保存|不要保存|不用保存"
     r"|别留|不要留|不想让你记|不希望你记|别记录|不要记录"
 )
 # forgetting in the world, a reminder not to forget, or someone else's instruction
@@ -57,13 +57,14 @@ _ZH_NOT_A_FORGET = re.compile(r"^我(?:总是|老是|经常|容易|又|常常)?�
 # in the same thread only (pipeline/forget.py), so it can never reach an older memory
 _EN_TAKE_BACK = re.compile(
     r"(?:(?:oh|ok|okay|um|uh|actually|wait|hmm|no|nah|sorry|oops|never ?mind)[,.!]*\s+)*(?:(?:please|pls|can you"
-    r"|could you|just)\s+)?(?:forget|scratch|strike|disregard|ignore|delete|erase|undo|take back|unsay|don'?t"
+    r"|could you|just)\s+)?(?:forget|scratch|strike|disregard|ignore|delete|erase|undo|take back|unsay|unremember"
+    r"|pretend i (?:didn'?t|never|did not) (?:say|said|tell you|told you)|don'?t"
     r" (?:remember|save|store|keep|record)) (?:that|this|what i (?:just )?(?:said|told you|wrote))"
-    r"(?: (?:last )?(?:bit|part|one|message|bit i said))?(?:,? please|,? pls| too| as well| from your memory)?[.!]*",
+    r"(?: (?:last )?(?:bit|part|one|message|bit i said))?(?:,? please|,? pls| too| as well| from your memory)?[\W_]*",
     re.IGNORECASE,
 )
 _ZH_TAKE_BACK = re.compile(
-    r"(?:哦|噢|啊|呃|算了|不对|等等|抱歉)?[，,]?(?:就?当我没(?:说|讲)(?:过)?|刚才(?:那句|说的|那条)?(?:别记|不用记|不要记|忘了吧|忘掉|不算|删了|删掉)"
+    r"(?:哦|噢|啊|呃|算了|不对|等等|抱歉|emm+|嗯+)?[，,]?(?:(?:上面|刚才|刚刚)?(?:那段|那句|那条)?就?当我没(?:说|讲|发)(?:过)?[，,]?(?:别记)?|刚才(?:那句|说的|那条)?(?:别记|不用记|不要记|忘了吧|忘掉|不算|删了|删掉)"
     r"|这(?:个|句|条)?(?:别记|不用记|不要记)(?:了)?|忘了(?:我)?刚才(?:说的|那句)(?:吧)?|刚刚(?:那句|说的)(?:别记|不用记|不算|忘了吧|删了))"
     r"[吧啊哈呀了]*[。！!~～]*"
 )
@@ -82,6 +83,41 @@ _ZH_MEMORY = re.compile(
     r"|(?:忘掉|忘记|删掉|删除|删了|清掉|去掉)[^。！？]{0,6}(?:我(?:之前|刚才|上次)?(?:说|讲|提|告诉你)(?:过)?的)"
     r"|(?:别再?|不用再?|不要再?|不必|甭|不需要)记(?:着|住|录)?(?:我的?|我(?:说|讲|提)的)"
 )
+# the question just asked taken back ("forget it, never mind", "当我没问"): nothing remembered is meant
+_EN_RETRACTED_QUESTION = re.compile(
+    r"^(?:(?:oh|ok|okay|actually|hold on|wait|nah|no|hmm|um|uh|sorry|lol|eh|meh|just|nvm|hey)[,.!]*\s+){0,3}"
+    r"(?:forget|ignore|disregard|scratch|cancel|drop)\s+(?:it|i asked|about it|my (?:last )?"
+    r"q(?:uestion)?|the (?:last )?q(?:uestion)?|that (?:last )?q(?:uestion)?|what i (?:just )?asked|the ask)\b"
+    r"|\b(?:never ?mind|nvm|nevermind)\b|\bi'?ll (?:google|look it up|search|figure it out|check)\b|\bfound it\b"
+    r"|\b(?:that|the|my) (?:last )?question\b",
+    re.IGNORECASE,
+)
+_ZH_RETRACTED_QUESTION = re.compile(r"当我没问|没问|不问了|算了不用了|别查了|不用查了|问错了|(?:那个|这个|刚才的?)问题|我找到了|自己查")
+# what a request is about when it is not the assistant's memory: a document, an order, code, a calendar
+_EN_WORLD = re.compile(
+    r"\b(?:cv|resume|résumé|doc|docs|document|draft|essay|letter|message|post|tweet|caption|slide"
+    r"|slides|deck|paragraph|sentence|line|lines|bullet|bullets|section|heading|footer|header|signature"
+    r"|page|table|column|row|sheet|spreadsheet|folder|code|function|import|imports|variable|unit tests?"
+    r"|commit|branch|repo|script|query|order|cart|basket|checkout|menu|recipe|list|playlist|song|track|album"
+    r"|calendar|meeting|invite|appointment|booking|reservation|alarm|timer|invoice|receipt|report|summary"
+    r"|translation|tone|formal|casual|emoji|emojis|filter|photo|picture|image|watermark|subscription|speech"
+    r"|whiteboard|wording|sounds like"
+    r"|group chat|chat history)s?\b",
+    re.IGNORECASE,
+)
+_ZH_WORLD = re.compile(
+    r"文档|简历|草稿|文章|作文|邮件|信头|信里|这封信|消息|朋友圈|帖子|标题|幻灯片|PPT|ppt|段落|这段|第.段|这一段|这行|那行|表格"
+    r"|单元格|文件|代码|函数|变量|提交|分支|订单|购物车|菜单|菜谱|清单|歌单|日历|日程|会议|预约|预订|闹钟|发票|报告|总结|翻译|语气"
+    r"|import|bug|commit|日志|讽刺|措辞|用词|字眼|说法|白板"
+    r"|正式|表情|滤镜|照片|图片|背景|水印|订阅|账号|联系人|群|致辞|稿子|演讲稿|行程"
+)
+_EN_OWN = re.compile(r"\b(?:forget|scratch|drop|delete|erase|remove|wipe|bin|lose|scrap|ditch|clear|purge|unlearn)\s+"
+                     r"(?:about\s+)?(?:my|our|the old|my old)\s+(?:[\w'-]+\s+){0,2}?[\w'-]+", re.IGNORECASE)
+_ZH_OWN = re.compile(r"^(?:把|将)?(?:我的?|我们的?|旧的?|之前的?)[\u4e00-\u9fffA-Za-z]{1,6}?(?:那条|那个|信息)?"
+                     r"(?:删|去掉|忘|别记|不用记|不要记|别存|不要存|清掉|抹掉)")
+# where something is removed from when it is not the assistant's memory: "from the flyer", "传单上"
+_EN_ELSEWHERE = re.compile(r"\b(?:from|in|on|off|out of|at)\s+(?:the|my|this|that|our|his|her|their)\s+"
+                           r"(?!memory|memories|notes|records?|file|profile|list of)\w+", re.IGNORECASE)
 _EN_REMINDER = re.compile(r"\breminders?\b", re.IGNORECASE)
 _ZH_REMINDER = re.compile(r"提醒")
 
@@ -125,14 +161,45 @@ def without_forgets(text: str) -> str:
 def forget_request(sentence: str, *, chinese: bool) -> ForgetRequest | None:
     """The forget one sentence asks for, or None when it asks none."""
     text = sentence.strip()
-    if not text or not has_forget_cue(text) or _not_a_forget(text, chinese=chinese):
+    gate = sentence_gate(text, chinese=chinese)
+    if gate is None or (gate == ASK and not _classified_forget(text)):
         return None
-    if (_ZH_TAKE_BACK if chinese else _EN_TAKE_BACK).fullmatch(text):  # "scratch that", "当我没说"
+    if gate == TAKE_BACK:
         return ForgetRequest(text, None)
-    if not (_memory_directed(text, chinese=chinese) or _classified_forget(text)):
-        return None
     reminder = bool((_ZH_REMINDER if chinese else _EN_REMINDER).search(text))
     return ForgetRequest(text, topic_named(text, chinese=chinese), reminder)
+
+
+TAKE_BACK, MEMORY, ASK = "take back", "memory", "ask"
+
+
+def sentence_gate(text: str, *, chinese: bool) -> str | None:
+    """What the rules say of one sentence of the user's own words: None (not a forget: no
+    removal word, forgetting in the world, a retracted question, a request about an order, a
+    document, code or a calendar), TAKE_BACK ("scratch that", "当我没说"), MEMORY (names the
+    assistant's memory of what the user said), or ASK (the classifier decides)."""
+    if not text or not has_forget_cue(text) or _not_a_forget(text, chinese=chinese):
+        return None
+    if (_ZH_TAKE_BACK if chinese else _EN_TAKE_BACK).fullmatch(text):
+        return TAKE_BACK
+    if _memory_directed(text, chinese=chinese):
+        return MEMORY
+    if (_ZH_WORLD if chinese else _EN_WORLD).search(text):
+        return None
+    if _names_own_slot(text, chinese=chinese):
+        return MEMORY
+    return ASK
+
+
+def _names_own_slot(text: str, *, chinese: bool) -> bool:
+    """"scratch my address", "我的手机号删了": a removal word with one of the user's own slots
+    (address, number, birthday, salary …) and nothing else it could be removed from."""
+    from ..forget_slots import slots_named
+
+    if not chinese and _EN_ELSEWHERE.search(text):
+        return False
+    owned = _ZH_OWN if chinese else _EN_OWN
+    return any(slots_named(match.group(0)) for match in owned.finditer(text))
 
 
 def _memory_directed(text: str, *, chinese: bool) -> bool:
@@ -141,7 +208,9 @@ def _memory_directed(text: str, *, chinese: bool) -> bool:
 
 
 def _not_a_forget(text: str, *, chinese: bool) -> bool:
-    return bool((_ZH_NOT_A_FORGET if chinese else _EN_NOT_A_FORGET).search(text))
+    if chinese:
+        return bool(_ZH_NOT_A_FORGET.search(text) or _ZH_RETRACTED_QUESTION.search(text))
+    return bool(_EN_NOT_A_FORGET.search(text) or _EN_RETRACTED_QUESTION.search(text))
 
 
 @lru_cache(maxsize=4096)
@@ -158,7 +227,7 @@ def _has_han(text: str) -> bool:
 # --- the user's own words ------------------------------------------------------
 
 _QUOTED_LINE = re.compile(r"^\s*(?:>|＞|\|)")
-_QUOTED_SPAN = re.compile(r"\"[^\"\n]{3,}\"|“[^”]{3,}”|「[^」]{2,}」|『[^』]{2,}』|‘[^’]{6,}’|'[^'\n]{12,}'")
+_QUOTED_SPAN = re.compile(r"\"[^\"\n]{3,}\"|“[^”]{3,}”|「[^」]{2,}」|『[^』]{2,}』|‘[^’]{6,}’")
 # a colon that introduces someone else's text: "summarise this:", "he wrote:", "帮我翻译一下："
 _INTRODUCER = re.compile(
     r"(?:summar|sumar|translat|rewrite|re-write|proofread|polish|paraphras|shorten|reply|respond|answer|draft"
