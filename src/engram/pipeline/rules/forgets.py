@@ -46,12 +46,13 @@ _ZH_CUE = re.compile(
 # forgetting in the world, a reminder not to forget, or someone else's instruction
 _EN_NOT_A_FORGET = re.compile(
     r"^(?:i|we)\s+(?:always\s+|often\s+|keep\s+|tend to\s+|sometimes\s+|totally\s+|completely\s+)?(?:forget|forgot)\b"
-    r"|\b(?:don'?t|do not|never|not to) forget\b|\bforget(?:ting)? (?:my|the|his|her|our) (?:keys|wallet|phone|umbrella)"
+    r"|\b(?:don'?t|do not|never|not to) forget\b|\b(?:let|make) me forget\b|\bi (?:might|may|will|would|could) forget\b"
+    r"|\b(?:so|in case) (?:that )?i (?:don'?t|do not) forget\b|\bremind me\b|\bforget(?:ting)? (?:my|the|his|her|our) (?:keys|wallet|phone|umbrella)"
     r"|\b(?:people|everyone|everybody|they|he|she|nobody)\s+(?:always\s+|often\s+|usually\s+)?(?:forget|forgets|forgot)\b"
     r"|\b(?:told|asked|wants?|wanted|said to|tells?)\s+(?:me|us|him|her|them|everyone|the team)\s+to\s+forget\b",
     re.IGNORECASE,
 )
-_ZH_NOT_A_FORGET = re.compile(r"^我(?:总是|老是|经常|容易|又|常常)?忘|别忘了|不要忘|别忘记|不能忘|记得|忘带|忘拿"
+_ZH_NOT_A_FORGET = re.compile(r"^我(?:总是|老是|经常|容易|又|常常)?忘|别忘了|不要忘|别忘记|不能忘|记得|忘带|忘拿|别让我忘|提醒我|怕我忘|免得我忘"
                               r"|(?:让|叫|要)(?:我|我们|大家)(?:忘|删)")
 # taking back what was just said, in so many words: resolved against what was said just before
 # in the same thread only (pipeline/forget.py), so it can never reach an older memory
