@@ -158,6 +158,20 @@ def _score(value: float | None) -> float:
     return 0.0 if value is None or np.isnan(value) else value
 
 
+def _shares_words(about: str, content: str) -> bool:
+    """Holds this share of the topic's words: for Chinese, of its character pairs (one shared
+    character, 区 in 时区 and 社区, says nothing)."""
+    if not _CJK.search(about):
+        return word_overlap(about, content) >= TOPIC_WORDS
+    pairs = _pairs(about)
+    return bool(pairs) and len(pairs & _pairs(content)) / len(pairs) >= TOPIC_WORDS
+
+
+def _pairs(text: str) -> set[str]:
+    han = "".join(_CJK.findall(text))
+    return {han[i:i + 2] for i in range(len(han) - 1)}
+
+
 def _said_with(store: Store, scope: Scope, meant: Sequence[MemoryRecord]) -> list[MemoryRecord]:
     """Records written from the same turn that repeat a meant one (a pattern's finding
     beside the keeper's statement of the same sentence)."""
@@ -175,7 +189,7 @@ def _said_with(store: Store, scope: Scope, meant: Sequence[MemoryRecord]) -> lis
 def _meant(about: str, wanted: frozenset[str], record: MemoryRecord, similarity: float, slot: bool | None) -> bool:
     if slot:  # the record holds the slot the request names: its wording does not matter
         return True
-    if word_overlap(about, record.content) >= TOPIC_WORDS or similarity >= TOPIC_MEANING:
+    if _shares_words(about, record.content) or similarity >= TOPIC_MEANING:
         return True
     if _CJK.search(about) and about in record.content:  # "哥" in "用户的哥在…": one character is no bigram
         return True

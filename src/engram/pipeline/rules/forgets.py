@@ -291,7 +291,8 @@ _EN_NOISE = re.compile(
     r"|what|that|which|i said|i told|i mentioned|i wrote|i shared|told|said|mentioned|wrote|shared|earlier|before"
     r"|about|regarding|re|on|of|from|in|the fact|fact|facts|anything|everything|all|stuff|thing|things|info"
     r"|information|details?|bit|part|business|the|a|an|is|it's|its|it|this|that's|there|here|entry|line|bits"
-    r"|for me|too|as well|tbh|honestly|please do|again|okay\?)\b",
+    r"|for me|too|as well|tbh|honestly|please do|again|okay\?|got|gotten|saved|'ve|ve|'m|had|whatever|there"
+    r"|myself|lol|haha|btw|fyi|thing you|you've|you have|you got|i've|i'm|im|ive|just|really|very)\b",
     re.IGNORECASE,
 )
 _EN_POINTING = re.compile(r"(?:that|this|it|what i (?:just )?said|everything|all of (?:that|it)|the last (?:one|bit))",
@@ -312,32 +313,50 @@ _ZH_NOISE = re.compile(
     r"|别再?记(?:着|住|录)?|不用再?记(?:着|住|录)?|不要再?记(?:着|住|录)?|不必记|甭记|不需要记|记住|记着|记录|记忆|记"
     r"|别存|不要存|不用存|保存|存着|存|别留|不要留|留着|不想让|不希望|让|当我没说|当没说|就当|没说过|没说"
     r"|关于|有关|把|将|那条|那个|这条|这个|那些|这些|的事儿?|的事情|事情|那件事|信息|资料|内容|记录|方面|部分|全部|所有|的"
-    r"|我说过|我说|我提过|我提|我讲|之前|刚才|刚刚|上次|我的|我|从|里面|里",
+    r"|我说过|我说|我提过|我提|我讲|之前|刚才|刚刚|上次|我的|我|从|里面|里|哈+|嘿+|呗|着|先|全|都|那档子",
 )
 
 
 def topic_named(sentence: str, *, chinese: bool) -> str | None:
-    """What the forget names ("my address", "前任"), or None when it points back ("that")."""
-    return _zh_topic(sentence) if chinese else _en_topic(sentence)
+    """What the forget names ("my address", "前任"), or None when it points back ("that"): read
+    in the clause that asks ("时区别记了，我老出差" → 时区), else in the clauses before it
+    ("salary info, forget it" → salary)."""
+    clauses = [c for c in _CLAUSE.split(sentence) if c.strip()] or [sentence]
+    asking = next((i for i, c in enumerate(clauses) if has_forget_cue(c)), 0)
+    read = _zh_topic if chinese else _en_topic
+    about = read(clauses[asking])
+    if about is None and asking > 0:
+        about = read(" ".join(clauses[:asking]), stripped_only=True)
+    return about
 
 
-def _en_topic(text: str) -> str | None:
-    match = _EN_TOPIC.search(text)
+_CLAUSE = re.compile(r"[,，;；:：]|\s+-\s+|\s+but\s+|\s+so\s+")
+_EN_WHERE = re.compile(r"\bwhere (?:i|we|my \w+)(?:'m| am| are|'re| is)? (?:from|live|lives|living|work|works|grew up|stay)\b",
+                       re.IGNORECASE)
+_PRONOUN = re.compile(r"(?:me|myself|us|it|them|him|her|this|that|you)", re.IGNORECASE)
+
+
+def _en_topic(text: str, *, stripped_only: bool = False) -> str | None:
+    match = None if stripped_only else _EN_TOPIC.search(text)
     about = None
     if match is not None:
         about = (match.group("thing") or match.group("about") or match.group("mine") or "").strip() or None
+        if about and _PRONOUN.fullmatch(about):
+            about = None
+    if about is None and (phrase := _EN_WHERE.search(text)) is not None:  # "forget where I'm from"
+        about = phrase.group(0)
     if about is None:
         about = _EN_NOISE.sub(" ", re.sub(r"[^\w' -]", " ", text))
-        about = " ".join(about.split()) or None
-        if about is not None and len(about) < 3:
+        about = " ".join(w for w in about.split() if w not in ("'", "-")) or None
+        if about is not None and (len(about) < 3 or _PRONOUN.fullmatch(about)):
             about = None
     if about and _EN_POINTING.fullmatch(about):
         return None
     return about
 
 
-def _zh_topic(text: str) -> str | None:
-    match = _ZH_TOPIC.search(text)
+def _zh_topic(text: str, *, stripped_only: bool = False) -> str | None:
+    match = None if stripped_only else _ZH_TOPIC.search(text)
     about = None
     if match is not None:
         about = _ZH_TOPIC_NOISE.sub("", next((g for g in match.groups() if g), "")) or None
