@@ -59,7 +59,7 @@ def ingest(memory: Memory, unit: Unit) -> dict[str, float]:
                  for d in sorted(docs, key=lambda d: d.position)]
         memory.threads.record(turns, SCOPE, thread_id=session)
     started = time.perf_counter()
-    embed_missing(memory.core, SCOPE, False, 10**9)
+    embed_missing(memory._core, SCOPE, False, 10**9)
     embedded = time.perf_counter() - started
     started = time.perf_counter()
     runs = 0
@@ -89,7 +89,7 @@ def memory_items(memory: Memory, query: str, k: int, session_docs: dict[str, dic
 
 
 def turn_items(memory: Memory, query: str, k: int, lexical_weight: float) -> list[Item]:
-    ranked = rank_turns(memory.core, SCOPE, query, SearchOptions(k=k, lexical_weight=lexical_weight, embed_limit=0))
+    ranked = rank_turns(memory._core, SCOPE, query, SearchOptions(k=k, lexical_weight=lexical_weight, embed_limit=0))
     return [Item(t.content, frozenset({t.message_id or ""}), frozenset({t.thread_id})) for t, _ in ranked[:k]]
 
 
@@ -116,7 +116,7 @@ def evaluate(dataset: Dataset, embedder, ks: Sequence[int], limit_units: int | N
         with Memory(SQLiteStore(str(path)), embedder=embedder, clock=clock, settings=settings,
                     pii=PIIPolicy(default="allow", actions={})) as memory:
             ingest_stats.append(ingest(memory, unit))
-            stats = memory.store.stats(SCOPE.tenant)
+            stats = memory._store.stats(SCOPE.tenant)
             memory_counts.append(dict(stats.by_kind))
             session_docs: dict[str, dict[str, str]] = {}
             for doc in unit.docs:

@@ -298,7 +298,7 @@ def run_size(size: int, args, model: USEEmbedder, admin_url: str) -> dict:
             row = {}
             if target.name == "postgres-bulk":  # COPY with the HNSW index built once after the load
                 started = time.perf_counter()
-                with memory.store.bulk_load(model.name, model.dim):
+                with memory._store.bulk_load(model.name, model.dim):
                     row["copy_seconds"] = round(load(memory, texts, target.name, args.batch), 2)
                 seconds = time.perf_counter() - started
                 row["index_build_seconds"] = round(seconds - row["copy_seconds"], 2)
@@ -314,7 +314,7 @@ def run_size(size: int, args, model: USEEmbedder, admin_url: str) -> dict:
                 include_descendants=True))
             row["single_write"] = percentiles(single_writes(memory, random.Random(7), args.single_writes, vectors))
             if target.name.startswith("postgres"):
-                store = memory.store
+                store = memory._store
                 row["vector_paths"] = dict(store.vector_paths)
                 if target.name in ("postgres", "postgres-bulk"):
                     asked = [vectors[q] for q in queries[: args.recall_queries]]

@@ -23,10 +23,10 @@ for _name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 
 from engram import Memory, Scope  # noqa: E402
 from engram.benchmark import corpus  # noqa: E402
+from engram.benchmark.command import parse_size  # noqa: E402
 from engram.benchmark.embedders import SyntheticPassages  # noqa: E402
 from engram.benchmark.stats import latency_summary, machine, rss_bytes  # noqa: E402
 from engram.benchmark.systems import TENANT  # noqa: E402
-from engram.cli.bench_cmd import parse_size  # noqa: E402
 from engram.config import Settings  # noqa: E402
 from engram.store.sqlite import SQLiteStore  # noqa: E402
 

@@ -38,12 +38,12 @@ def unit_recalls(unit, embedder) -> dict[float, float]:
             sessions.setdefault(doc.group or "s", []).append(doc)
         for session, docs in sessions.items():
             memory.threads.record([Message("user", d.text, d.id, None, d.at) for d in docs], SCOPE, thread_id=session)
-        embed_missing(memory.core, SCOPE, False, 10**9)
+        embed_missing(memory._core, SCOPE, False, 10**9)
         out = {}
         for weight in WEIGHTS:
             scores = []
             for query in unit.queries:
-                ranked = rank_turns(memory.core, SCOPE, query.text, SearchOptions(lexical_weight=weight,
+                ranked = rank_turns(memory._core, SCOPE, query.text, SearchOptions(lexical_weight=weight,
                                                                                    embed_limit=0))
                 top = {t.message_id for t, _ in ranked[:K]}
                 scores.append(len(query.gold & top) / len(query.gold))

@@ -8,8 +8,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from engram.model import MemoryRecord
-from engram.search.tokenize import index_text
 from engram.store.base import RecordWrite, WriteBatch
+from engram.text.tokenize import index_text
 
 
 def creates(tenant: str, rows: Sequence[tuple[MemoryRecord, np.ndarray]]) -> WriteBatch:

@@ -4,7 +4,9 @@
 - nothing below the Memory facade imports it (dependencies flow downward);
 - the surfaces and integrations reach memory through the facade, never its store;
 - no import circle: the modules form a graph without cycles, counting every import
-  (a function-local import that breaks a circle is still one).
+  (a function-local import that breaks a circle is still one);
+- the folders keep their layers (docs/ARCHITECTURE.md): no loop between folders, and no
+  import up a layer but the ones named there, every import counted.
 """
 
 from __future__ import annotations
@@ -17,6 +19,27 @@ PACKAGE = Path(__file__).resolve().parents[1] / "src" / "engram"
 ABOVE_THE_FACADE = ("memory.py", "aio.py", "__init__.py", "cli/", "server/", "integrations/", "compat/", "eval/", "benchmark/")
 # tools that build a Memory over an existing store (benchmarks, evaluation variants)
 MAY_HOLD_A_STORE = ("eval/", "benchmark/", "memory.py", "core.py")
+
+# The layers, bottom to top, each a set of folders (a top-level module is a folder of its own;
+# "engram" is the package's __init__). A folder may import its own layer and those below it.
+LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
+    ("values", frozenset({"errors", "clock", "model", "slots", "values", "limits", "writes", "changes",
+                          "config_files", "pii", "contention", "replies"})),
+    ("text", frozenset({"text"})),
+    ("store", frozenset({"store", "filters"})),
+    ("providers", frozenset({"embed", "llm"})),
+    ("core", frozenset({"core", "side_fields", "approval_rules"})),
+    ("readers", frozenset({"search", "governance", "episodes"})),
+    ("producers", frozenset({"pipeline", "maintenance", "consolidation", "jsonl", "config"})),
+    ("parts", frozenset({"parts"})),
+    ("facade", frozenset({"memory", "aio", "engram"})),
+    ("shapes", frozenset({"shapes"})),
+    ("tools", frozenset({"eval", "benchmark"})),
+    ("surfaces", frozenset({"cli", "server", "integrations", "compat"})),
+)
+# imports up a layer that are there on purpose (importer module, imported module): each named,
+# with its reason, in docs/ARCHITECTURE.md
+NAMED_UP_LAYER_IMPORTS: frozenset[tuple[str, str]] = frozenset()
 
 
 def modules() -> list[tuple[str, ast.Module]]:
@@ -103,6 +126,39 @@ def circles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
+def folder(module: str) -> str:
+    """engram.store.sqlite -> store; engram.core -> core; engram -> engram."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "engram"
+
+
+def folder_imports(graph: dict[str, set[str]]) -> dict[tuple[str, str], set[tuple[str, str]]]:
+    """(importing folder, imported folder) -> the module imports behind that folder edge."""
+    edges: dict[tuple[str, str], set[tuple[str, str]]] = {}
+    for importer, imported in graph.items():
+        for target in imported:
+            if folder(importer) != folder(target):
+                edges.setdefault((folder(importer), folder(target)), set()).add((importer, target))
+    return edges
+
+
+def folder_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    folders: dict[str, set[str]] = {folder(module): set() for module in graph}
+    for source, target in folder_imports(graph):
+        folders[source].add(target)
+    return folders
+
+
+def layer_of(name: str) -> int:
+    return next(i for i, (_, folders) in enumerate(LAYERS) if name in folders)
+
+
+def up_layer_imports(graph: dict[str, set[str]]) -> list[tuple[str, str]]:
+    """Every module import from a folder into a folder of a higher layer."""
+    return sorted(pair for (source, target), pairs in folder_imports(graph).items()
+                  if layer_of(source) < layer_of(target) for pair in pairs)
+
+
 def test_no_import_circle():
     assert circles(import_graph()) == []
 
@@ -137,7 +193,7 @@ def test_surfaces_and_integrations_never_touch_the_store():
         if not name.startswith(ABOVE_THE_FACADE) or name.startswith(MAY_HOLD_A_STORE) or name == "__init__.py":
             continue
         reaches = [ast.unparse(node) for node in ast.walk(tree)
-                   if isinstance(node, ast.Attribute) and node.attr in ("store", "core")
+                   if isinstance(node, ast.Attribute) and node.attr in ("store", "core", "_store", "_core")
                    and "memory" in ast.unparse(node.value).lower()]
         imports = [m for m in imported_modules(name, tree) if m.startswith("engram.store") or m == "engram.core"]
         if reaches or imports:
@@ -145,8 +201,78 @@ def test_surfaces_and_integrations_never_touch_the_store():
     assert offenders == []
 
 
+def test_memory_keeps_its_store_and_write_core_private(tmp_path):
+    from engram import FakeHashEmbedder, Memory
+
+    with Memory.open(str(tmp_path / "m.db"), embedder=FakeHashEmbedder()) as memory:
+        assert not hasattr(memory, "store") and not hasattr(memory, "core")
+        assert memory._store is memory._core.store  # one store under the verbs and the parts
+
+
 def test_the_architecture_checks_see_the_package():
     names = [name for name, _ in modules()]
     assert "core.py" in names and "memory.py" in names and len(names) > 50
     assert "engram.memory" in imported_modules("integrations/langgraph/store.py",
                                                dict(modules())["integrations/langgraph/store.py"])
+
+
+def test_the_folder_checks_see_loops_and_up_layer_imports():
+    graph = {"engram.store.base": {"engram.governance.values"}, "engram.governance.values": {"engram.model"},
+             "engram.governance.facade": {"engram.store.base"}, "engram.model": set()}
+    assert circles(folder_graph(graph)) == [["governance", "store"]]
+    assert up_layer_imports(graph) == [("engram.store.base", "engram.governance.values")]
+
+
+def test_every_folder_has_one_layer():
+    declared = [name for _, folders in LAYERS for name in folders]
+    assert len(declared) == len(set(declared))
+    assert sorted(set(folder_graph(import_graph())) - set(declared)) == []
+
+
+def test_no_loop_between_folders():
+    assert circles(folder_graph(import_graph())) == []
+
+
+def test_no_import_up_a_layer_but_the_named_ones():
+    graph = import_graph()
+    assert sorted(set(up_layer_imports(graph)) - NAMED_UP_LAYER_IMPORTS) == []
+    assert len(NAMED_UP_LAYER_IMPORTS) <= 2
+    for importer, imported in NAMED_UP_LAYER_IMPORTS:  # a named exception that is gone is dropped from the list
+        assert imported in graph[importer]
+
+
+def _methods(protocol: type) -> set[str]:
+    return {name for name, value in vars(protocol).items() if callable(value) and not name.startswith("_")}
+
+
+def test_the_store_contract_is_split_by_role():
+    from engram.store.base import STORE_ROLES, Store
+    from engram.store.postgres import PostgresStore
+    from engram.store.sqlite import SQLiteStore
+
+    roles = {role.__name__: _methods(role) for role in STORE_ROLES}
+    assert all(0 < len(methods) <= 12 for methods in roles.values()), {k: len(v) for k, v in roles.items()}
+    every = [name for methods in roles.values() for name in methods]
+    assert len(every) == len(set(every))  # each method belongs to one role
+    assert _methods(Store) == set()  # the union adds nothing of its own
+    for backend in (SQLiteStore, PostgresStore):  # each backend implements each role
+        assert [name for name in every if not callable(getattr(backend, name, None))] == []
+
+
+def test_ranking_defaults_are_defined_once():
+    from engram.config import Settings
+    from engram.search.retrieve import RetrievalSettings
+
+    assert Settings().retrieval() == RetrievalSettings()  # config.py's fields start from RANKING
+
+
+def test_a_record_is_written_to_json_in_one_place():
+    """The record codec (store/codec.py) is the one dict of every record field; the shapes
+    and through them the CLI, HTTP and MCP use it."""
+    writers = sorted(
+        name for name, tree in modules()
+        if any(isinstance(node, ast.Dict)
+               and {"embedding_model", "superseded_by"} <= {k.value for k in node.keys if isinstance(k, ast.Constant)}
+               for node in ast.walk(tree))
+    )
+    assert writers == ["store/codec.py"]

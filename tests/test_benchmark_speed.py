@@ -10,11 +10,11 @@ import typer
 from typer.testing import CliRunner
 
 from engram.benchmark import corpus
+from engram.benchmark.command import parse_size, register
 from engram.benchmark.report import speed_markdown, speed_table
 from engram.benchmark.speed import SpeedConfig, ratios, run_speed, verdict
 from engram.benchmark.stats import percentile
 from engram.benchmark.systems import Mem0System, PeerUnavailable, build
-from engram.cli.bench_cmd import parse_size, register
 
 
 def test_corpus_is_deterministic_distinct_and_bilingual():

@@ -41,10 +41,10 @@ def test_cache_and_sql_agree_on_the_valid_set(memory, alice, clock):
     now = clock.now()
     vector = memory.embedder.embed(["note"])[0]
     where = RecordFilter(namespace=alice.namespace, valid_at=now)
-    cached = {hit.id for hit in memory.store.nearest("acme", where, memory.embedder.name, vector, 50)}
+    cached = {hit.id for hit in memory._store.nearest("acme", where, memory.embedder.name, vector, 50)}
     # a category condition forces the SQL path (category None matches no row, so filter by ids instead)
-    ids = tuple(r.id for r in memory.store.query("acme", RecordFilter(namespace=alice.namespace), limit=50))
-    by_sql = {hit.id for hit in memory.store.nearest("acme", RecordFilter(namespace=alice.namespace, valid_at=now,
+    ids = tuple(r.id for r in memory._store.query("acme", RecordFilter(namespace=alice.namespace), limit=50))
+    by_sql = {hit.id for hit in memory._store.nearest("acme", RecordFilter(namespace=alice.namespace, valid_at=now,
                                                                           ids=ids), memory.embedder.name, vector, 50)}
     assert cached == by_sql and len(cached) == 3
 
@@ -54,9 +54,9 @@ def test_vectors_from_the_cache_equal_the_stored_ones(memory, alice, bob):
     other = memory.remember("delta four", bob)
     memory.search("alpha", alice)  # loads alice's scope into the cache
     ids = [r.id for r in records] + [other.id, "missing"]
-    from_cache = memory.store.vectors("acme", ids, memory.embedder.name)
-    memory.store._vectors = type(memory.store._vectors)(max_bytes=1)  # an empty cache: SQL only
-    from_sql = memory.store.vectors("acme", ids, memory.embedder.name)
+    from_cache = memory._store.vectors("acme", ids, memory.embedder.name)
+    memory._store._vectors = type(memory._store._vectors)(max_bytes=1)  # an empty cache: SQL only
+    from_sql = memory._store.vectors("acme", ids, memory.embedder.name)
     assert set(from_cache) == set(from_sql) == {r.id for r in records} | {other.id}
     for key, row in from_sql.items():
         assert np.array_equal(row, from_cache[key])
@@ -69,18 +69,18 @@ def _create(memory, scope, content, record_id):
 
 
 def test_a_create_of_an_existing_id_conflicts_and_writes_nothing(memory, alice):
-    memory.store.apply(creates("acme", [_create(memory, alice, "first", "id-1")]))
+    memory._store.apply(creates("acme", [_create(memory, alice, "first", "id-1")]))
     batch = creates("acme", [_create(memory, alice, "second", "id-2"), _create(memory, alice, "again", "id-1")])
     with pytest.raises(ConflictError, match="id-1 already exists"):
-        memory.store.apply(batch)
-    assert [r.content for r in memory.store.get("acme", ["id-1", "id-2"])] == ["first"]
+        memory._store.apply(batch)
+    assert [r.content for r in memory._store.get("acme", ["id-1", "id-2"])] == ["first"]
 
 
 def test_the_same_id_twice_in_one_batch_conflicts(memory, alice):
     batch = creates("acme", [_create(memory, alice, "one", "dup"), _create(memory, alice, "two", "dup")])
     with pytest.raises(ConflictError, match="dup already exists"):
-        memory.store.apply(batch)
-    assert memory.store.get("acme", ["dup"]) == []
+        memory._store.apply(batch)
+    assert memory._store.get("acme", ["dup"]) == []
 
 
 def test_created_records_are_found_by_lexical_search_and_updates_replace_terms(memory, alice):

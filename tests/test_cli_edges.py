@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from engram import FakeHashEmbedder, Memory, Scope, __version__
 from engram.cli import app
 from engram.cli.tables import hits_table, records_table, versions_table
-from engram.search.tokenize import DEFAULT_TOKENIZER
+from engram.text.tokenize import DEFAULT_TOKENIZER
 
 runner = CliRunner()
 

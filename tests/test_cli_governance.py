@@ -35,7 +35,7 @@ def cli(*args, code=0):
 
 
 def _memory(env):
-    from engram.governance.rules import ApprovalRules
+    from engram.approval_rules import ApprovalRules
 
     return Memory.open(env["ENGRAM_DB"], embedder=FakeHashEmbedder(),
                        approvals=ApprovalRules.load(env["ENGRAM_APPROVALS"]))

@@ -13,8 +13,8 @@ from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
 from engram import FakeHashEmbedder, Memory, Scope
+from engram.approval_rules import ApprovalRules
 from engram.cli import app
-from engram.governance.rules import ApprovalRules
 from engram.server.http import create_app
 
 runner = CliRunner()

@@ -7,14 +7,14 @@ from datetime import timedelta
 import pytest
 
 from engram import FakeHashEmbedder, InvalidValueError, Memory, NotFoundError, PIIPolicy, Scope
+from engram.approval_rules import ApprovalRule, ApprovalRules
 from engram.governance.events import extract_detail, forbidden_kinds, skip_class
 from engram.governance.quality import accuracy, wilson
-from engram.governance.rules import ApprovalRule, ApprovalRules
-from engram.governance.values import Verdict, WriteSample
 from engram.llm.fake import ScriptedLLM
 from engram.pipeline.llm_extract import LLMExtractor
 from engram.pipeline.run import AddEvent, Pipeline
 from engram.store.sqlite import SQLiteStore
+from engram.values.governance import Verdict, WriteSample
 
 
 def test_wilson_interval_matches_the_textbook_values():

@@ -5,7 +5,7 @@ import pytest
 
 from engram import InvalidValueError, NotFoundError, Operation, Scope, Settings
 from engram.governance.recalls import coverage
-from engram.search.tokenize import query_terms
+from engram.text.tokenize import query_terms
 
 
 @pytest.fixture

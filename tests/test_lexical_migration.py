@@ -7,12 +7,12 @@ import uuid
 import pytest
 
 from engram import FakeHashEmbedder, Memory, Scope
-from engram.search.tokenize import query_terms
 from engram.store import postgres_migrations
 from engram.store import sqlite_vectors as vector_chunks
 from engram.store.base import RecordFilter
 from engram.store.sqlite import SQLiteStore
 from engram.store.sqlite_migrations import MIGRATIONS as SQLITE_MIGRATIONS
+from engram.text.tokenize import query_terms
 
 try:
     from conformance import pgtools
@@ -43,8 +43,8 @@ def _rankings(memory: Memory) -> list:
     for scope in SCOPES + [Scope("acme", ("users",))]:
         where = RecordFilter(namespace=scope.namespace, descendants=len(scope.namespace) == 1)
         for query in QUERIES:
-            hits = memory.store.lexical(scope.tenant, where, query_terms(query), 20)
-            contents = {r.id: r.content for r in memory.store.get(scope.tenant, [h.id for h in hits])}
+            hits = memory._store.lexical(scope.tenant, where, query_terms(query), 20)
+            contents = {r.id: r.content for r in memory._store.get(scope.tenant, [h.id for h in hits])}
             # ties fall back to record ids, which differ between the two stores
             out.append((scope, query, sorted((-round(h.score, 9), contents[h.id]) for h in hits)))
     return out
@@ -54,9 +54,9 @@ def _nearest(memory: Memory) -> list:
     out = []
     for scope in SCOPES:
         vector = memory.embedder.embed(["green tea friday"], role="query")[0]
-        hits = memory.store.nearest(scope.tenant, RecordFilter(namespace=scope.namespace), memory.embedder.name,
+        hits = memory._store.nearest(scope.tenant, RecordFilter(namespace=scope.namespace), memory.embedder.name,
                                     vector, 10)
-        contents = {r.id: r.content for r in memory.store.get(scope.tenant, [h.id for h in hits])}
+        contents = {r.id: r.content for r in memory._store.get(scope.tenant, [h.id for h in hits])}
         out.append(sorted((-round(h.score, 6), contents[h.id]) for h in hits))
     return out
 
@@ -102,17 +102,17 @@ def test_sqlite_store_at_version_7_packs_its_vectors_and_ranks_like_a_fresh_one(
     with Memory(SQLiteStore(old_path), embedder=FakeHashEmbedder()) as memory:
         written = _fill(memory)
         ids = {scope.tenant: [key for key, (s, _) in written.items() if s.tenant == scope.tenant] for scope in SCOPES}
-        before = {tenant: memory.store.vectors(tenant, keys, memory.embedder.name) for tenant, keys in ids.items()}
+        before = {tenant: memory._store.vectors(tenant, keys, memory.embedder.name) for tenant, keys in ids.items()}
     _as_sqlite_version_7(old_path)
     with sqlite3.connect(old_path) as conn:
         assert conn.execute("SELECT count(*) FROM memory_vectors").fetchone()[0] > 0
     with Memory(SQLiteStore(old_path), embedder=FakeHashEmbedder()) as migrated, \
             Memory(SQLiteStore(fresh_path), embedder=FakeHashEmbedder()) as fresh:
         _fill(fresh)
-        assert migrated.store.schema_version() == max(m[0] for m in SQLITE_MIGRATIONS)
-        assert migrated.store.execute_raw("SELECT name FROM sqlite_master WHERE name = 'memory_vectors'") == []
+        assert migrated._store.schema_version() == max(m[0] for m in SQLITE_MIGRATIONS)
+        assert migrated._store.execute_raw("SELECT name FROM sqlite_master WHERE name = 'memory_vectors'") == []
         for tenant, keys in ids.items():
-            after = migrated.store.vectors(tenant, keys, migrated.embedder.name)
+            after = migrated._store.vectors(tenant, keys, migrated.embedder.name)
             assert after.keys() == before[tenant].keys() and len(after) > 0
             assert all(after[key].tobytes() == before[tenant][key].tobytes() for key in after)
         assert _nearest(migrated) == _nearest(fresh)
@@ -130,11 +130,11 @@ def test_sqlite_store_at_version_4_migrates_and_ranks_like_a_fresh_one(tmp_path)
     with Memory(SQLiteStore(old_path), embedder=FakeHashEmbedder()) as migrated, \
             Memory(SQLiteStore(fresh_path), embedder=FakeHashEmbedder()) as fresh:
         _fill(fresh)
-        assert migrated.store.schema_version() == max(m[0] for m in SQLITE_MIGRATIONS)
+        assert migrated._store.schema_version() == max(m[0] for m in SQLITE_MIGRATIONS)
         assert _rankings(migrated) == _rankings(fresh)
         assert _nearest(migrated) == _nearest(fresh)
-        assert migrated.store.execute_raw("SELECT name FROM sqlite_master WHERE name = 'memory_fts'") == []
-        assert migrated.store.execute_raw("SELECT count(*) FROM memories WHERE embedding IS NOT NULL") == [(0,)]
+        assert migrated._store.execute_raw("SELECT name FROM sqlite_master WHERE name = 'memory_fts'") == []
+        assert migrated._store.execute_raw("SELECT count(*) FROM memories WHERE embedding IS NOT NULL") == [(0,)]
         # and it keeps indexing and unindexing correctly afterwards
         for memory in (migrated, fresh):
             record = memory.remember("green harbour tea", SCOPES[0])
@@ -183,9 +183,9 @@ def test_postgres_schema_at_version_3_migrates_and_ranks_like_a_fresh_one(owner_
     with Memory.open(old_url, embedder=FakeHashEmbedder()) as migrated, \
             Memory.open(fresh_url, embedder=FakeHashEmbedder()) as fresh:
         _fill(fresh)
-        assert migrated.store.schema_version() == max(m[0] for m in postgres_migrations.MIGRATIONS)
+        assert migrated._store.schema_version() == max(m[0] for m in postgres_migrations.MIGRATIONS)
         assert _rankings(migrated) == _rankings(fresh)
-        assert sorted(migrated.store.tenants()) == ["acme", "globex"]
+        assert sorted(migrated._store.tenants()) == ["acme", "globex"]
         for memory in (migrated, fresh):
             record = memory.remember("green harbour tea", SCOPES[0])
             memory.update(record.id, SCOPES[0], content="green harbour tea twice")

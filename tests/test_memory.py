@@ -76,11 +76,11 @@ def test_purge_removes_record_and_versions_and_audits_without_content(memory, al
     memory.purge(record.id, alice, reason="GDPR request")
     with pytest.raises(NotFoundError):
         memory.get(record.id, alice)
-    assert memory.store.versions("acme", record.id) == []
+    assert memory._store.versions("acme", record.id) == []
     purge_events = memory.audit.list(alice, record_id=record.id, operation=Operation.PURGE)
     assert len(purge_events) == 1
     assert "Secret" not in str(purge_events[0].detail)
-    raw = memory.store.execute_raw("SELECT count(*) FROM lexical_postings WHERE term = 'secret'")
+    raw = memory._store.execute_raw("SELECT count(*) FROM lexical_postings WHERE term = 'secret'")
     assert raw == [(0,)]
 
 

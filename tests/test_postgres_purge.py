@@ -49,7 +49,7 @@ def test_vacuum_full_after_a_purge_leaves_no_trace_in_the_schemas_files(server):
             memory.update(secret.id, scope, content=SECRET + " again")
             memory.purge(secret.id, scope, reason="right to be forgotten")
             assert _traces(server, schema)  # dead row versions still hold it: the scan sees them
-            memory.store.vacuum(full=True)
+            memory._store.vacuum(full=True)
             assert _traces(server, schema) == []
             assert len(memory.list(scope).items) == 30
     finally:

@@ -61,7 +61,7 @@ def test_reads_and_writes_survive_killed_idle_connections(server, memory):
 def test_a_write_cut_mid_transaction_is_typed_and_leaves_nothing(server, memory):
     memory.remember("first", ALICE)  # creates the scope's statistics row
     before = memory.stats("acme")
-    schema = memory.store.schema
+    schema = memory._store.schema
     blocker = server.connect()
     blocker.execute("BEGIN")
     blocker.execute(f'SELECT * FROM "{schema}".scope_state WHERE tenant_id = %s FOR UPDATE', ("acme",))

@@ -59,7 +59,7 @@ def setup(server):
 
 def test_a_raw_query_without_tenant_condition_sees_only_its_tenant(setup):
     memory, schema, _, _ = setup
-    store = memory.store
+    store = memory._store
     assert store.stats().extra["row_level_security_enforced"] is True
     for table in TABLES:
         tenants = {row[0] for row in store.execute_raw(f"SELECT tenant_id FROM {schema}.{table}", tenant="acme")}
@@ -73,7 +73,7 @@ def test_a_raw_query_without_tenant_condition_sees_only_its_tenant(setup):
 
 def test_writes_to_another_tenant_are_refused_or_touch_nothing(setup):
     memory, schema, _, _ = setup
-    store = memory.store
+    store = memory._store
     assert store.execute_raw(f"UPDATE {schema}.memories SET content = 'hacked' RETURNING id", tenant="acme") != []
     assert store.execute_raw(f"DELETE FROM {schema}.memories WHERE tenant_id = 'globex' RETURNING id",
                              tenant="acme") == []
@@ -100,17 +100,17 @@ def test_a_plain_reader_role_sees_nothing_without_a_tenant(server, setup):
 
 def test_the_cross_tenant_read_is_read_only(setup):
     memory, schema, _, _ = setup
-    assert memory.store.tenants() == ["acme", "globex"]
+    assert memory._store.tenants() == ["acme", "globex"]
     assert memory.stats().records == 2
     with pytest.raises(StorageError, match="read-only"):
-        memory.store._transaction(
+        memory._store._transaction(
             None, lambda conn: conn.execute(f"UPDATE {schema}.memories SET content = 'x'"), write=True)
 
 
 def test_a_superuser_store_reports_that_rls_does_not_bind_it(server):
     schema = server.new_schema()
     with Memory.open(server.url_for(schema=schema), embedder=FakeHashEmbedder()) as memory:
-        assert memory.store.stats().extra["row_level_security_enforced"] is False
+        assert memory._store.stats().extra["row_level_security_enforced"] is False
     server.drop_schema(schema)
 
 
@@ -121,6 +121,6 @@ def test_a_bulk_write_goes_through_copy_under_row_level_security(setup):
     acme = Scope("acme", ("users", "bulk"))
     records = memory.remember_many([f"bulk memory {i}" for i in range(80)], acme)
     assert [memory.get(r.id, acme).content for r in records[:3]] == ["bulk memory 0", "bulk memory 1", "bulk memory 2"]
-    assert memory.store.execute_raw(f"SELECT count(*) FROM {schema}.memories WHERE namespace LIKE 'users%%bulk%%'",
+    assert memory._store.execute_raw(f"SELECT count(*) FROM {schema}.memories WHERE namespace LIKE 'users%%bulk%%'",
                                     tenant="globex") == [(0,)]
     assert memory.search("bulk memory 42", acme, k=1)[0].record.id == records[42].id

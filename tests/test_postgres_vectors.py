@@ -159,7 +159,7 @@ def test_memory_open_and_engram_db_select_postgres(server, schema, monkeypatch):
     url = server.url_for(schema=schema)
     monkeypatch.setenv("ENGRAM_DB", url)
     with Memory.open(embedder=FakeHashEmbedder()) as memory:
-        assert isinstance(memory.store, PostgresStore) and memory.store.schema == schema
+        assert isinstance(memory._store, PostgresStore) and memory._store.schema == schema
         memory.remember("selected by ENGRAM_DB", Scope("acme"))
     with Memory.open(url.replace("postgresql://", "postgres://"), embedder=FakeHashEmbedder()) as memory:
         assert [r.content for r in memory.list(Scope("acme")).items] == ["selected by ENGRAM_DB"]
@@ -177,11 +177,11 @@ def test_hnsw_off_keeps_every_search_exact(server, schema):
     url = server.url_for(schema=schema) + "&engram_hnsw=off"
     alice = Scope("acme", ("users", "alice"))
     with Memory.open(url, embedder=FakeHashEmbedder()) as memory:
-        assert memory.store.hnsw is False
+        assert memory._store.hnsw is False
         memory.remember_many([f"note number {i}" for i in range(30)], alice)
-        memory.store.exact_threshold = 5
+        memory._store.exact_threshold = 5
         assert len(memory.search("note", alice, retriever="vector", k=10)) == 10
-        assert memory.store.vector_paths == {"exact": 1}
+        assert memory._store.vector_paths == {"exact": 1}
     indexes = server.sql("SELECT indexname FROM pg_indexes WHERE schemaname = %s AND indexname LIKE 'memories_hnsw%%'",
                          (schema,))
     assert indexes == []
@@ -191,7 +191,7 @@ def test_bulk_load_copies_rows_and_builds_the_hnsw_index_once_after(server, sche
     scope = Scope("acme", ("users", "ana"))
     embedder = FakeHashEmbedder(dim=64, name="fake-bulk")
     with Memory(PostgresStore(server.url_for(schema=schema)), embedder=embedder) as memory:
-        store = memory.store
+        store = memory._store
 
         def indexed() -> bool:
             names = {row[0] for row in server.sql("SELECT indexname FROM pg_indexes WHERE schemaname = %s", (schema,))}

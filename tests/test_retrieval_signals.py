@@ -20,9 +20,9 @@ from engram.search.retrieve import (
 )
 from engram.search.rewrite import rewrite_query, transcript_lines
 from engram.search.timehints import TimeWindow, time_window
-from engram.search.tokenize import query_terms
 from engram.store.base import ScoredId
 from engram.store.sqlite import SQLiteStore
+from engram.text.tokenize import query_terms
 from engram.writes import MemoryDraft
 
 NOW = datetime(2023, 8, 20, 12, 0, tzinfo=UTC)
@@ -127,6 +127,6 @@ def test_a_date_in_the_query_finds_that_days_memories(tmp_path):
                               for i in range(20)], scope)
         hits = memory.search("what did I do on 24 May, 2023?", scope, k=3)
         assert hits[0].record.valid_from.date().isoformat() == "2023-05-24"
-        plain = Memory(memory.store, embedder=FakeHashEmbedder(), settings=Settings(db=settings.db, time_weight=0),
+        plain = Memory(memory._store, embedder=FakeHashEmbedder(), settings=Settings(db=settings.db, time_weight=0),
                        clock=clock)
         assert plain.search("what did I do on 24 May, 2023?", scope, k=3)[0].record.valid_from.day != 24

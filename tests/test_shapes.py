@@ -130,4 +130,4 @@ def test_surfaces_never_import_the_store_codec():
     for folder in ("cli", "server", "compat", "integrations/langchain"):
         for path in (root / folder).rglob("*.py"):
             text = path.read_text(encoding="utf-8")
-            assert "store.codec" not in text and "memory.store" not in text, path
+            assert "store.codec" not in text and "memory._store" not in text, path

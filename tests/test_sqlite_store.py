@@ -70,7 +70,7 @@ def test_a_file_from_before_reply_to_is_migrated_in_place(db_path, alice, monkey
     old_store.close()
     monkeypatch.setattr(sqlite_module, "MIGRATIONS", MIGRATIONS)
     with Memory(SQLiteStore(db_path), embedder=FakeHashEmbedder()) as memory:
-        assert memory.store.schema_version() == max(version for version, _, _ in MIGRATIONS)
+        assert memory._store.schema_version() == max(version for version, _, _ in MIGRATIONS)
         assert memory.get("old1", alice).source == Source(actor="user")
         assert memory.get("old1", alice).content == "lives in Oslo"
 
@@ -82,7 +82,7 @@ def test_a_failing_batch_rolls_back_entirely(memory, alice):
     stale = RecordWrite(second, "second", None, expected_version=7)  # wrong version
     version = Version(first.id, 2, Operation.UPDATE, "test", first.updated_at, None, first)
     with pytest.raises(ConflictError):
-        memory.store.apply(WriteBatch("acme", records=(good, stale), versions=(version,)))
+        memory._store.apply(WriteBatch("acme", records=(good, stale), versions=(version,)))
     assert [v.version for v in memory.history(first.id, alice)] == [1]
     assert memory.get(first.id, alice) == first
 
@@ -90,7 +90,7 @@ def test_a_failing_batch_rolls_back_entirely(memory, alice):
 def test_inserting_an_existing_id_is_a_conflict(memory, alice):
     record = memory.remember("original", alice)
     with pytest.raises(ConflictError, match="already exists"):
-        memory.store.apply(WriteBatch("acme", records=(RecordWrite(record, "x", None, None),)))
+        memory._store.apply(WriteBatch("acme", records=(RecordWrite(record, "x", None, None),)))
 
 
 def test_vector_cache_sees_writes_from_another_connection(db_path, alice):

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from engram.errors import InvalidValueError
-from engram.search import tokenize
-from engram.search.tokenize import DEFAULT_TOKENIZER, Tokenizer, index_terms, index_text, query_terms
+from engram.text import tokenize
+from engram.text.tokenize import DEFAULT_TOKENIZER, Tokenizer, index_terms, index_text, query_terms
 
 
 def test_a_latin_word_does_not_swallow_the_chinese_after_it():

@@ -75,7 +75,7 @@ def test_chunks_follow_every_kind_of_write(tmp_path, seed):
     path = str(tmp_path / "chunks.db")
     clock = FakeClock()
     memory = Memory(SQLiteStore(path), embedder=FakeHashEmbedder(), clock=clock)
-    spy = _Spy(memory.store)
+    spy = _Spy(memory._store)
     rnd = random.Random(seed)
     scopes = [Scope.for_user("acme", "ana"), Scope.for_user("acme", "bob"), Scope("acme", ("users", "ana", "work")),
               Scope.for_user("globex", "ana")]
@@ -123,18 +123,18 @@ def test_a_cold_scope_and_a_cached_one_answer_alike(tmp_path):
     records = writer.remember_many([f"note {i} about tea and the harbour" for i in range(100)], scope)
     query = writer.embedder.embed(["tea harbour"], role="query")[0]
     where = RecordFilter(namespace=scope.namespace)
-    warm = writer.store.nearest("acme", where, writer.embedder.name, query, 50)
+    warm = writer._store.nearest("acme", where, writer.embedder.name, query, 50)
     for record in records[:30]:
         writer.update(record.id, scope, content=f"{record.content} again")
     writer.forget(records[40].id, scope)
-    after_writes = writer.store.nearest("acme", where, writer.embedder.name, query, 50)
+    after_writes = writer._store.nearest("acme", where, writer.embedder.name, query, 50)
     cold = SQLiteStore(path)
     try:
         assert cold.nearest("acme", where, writer.embedder.name, query, 50) == after_writes
         assert [hit.id for hit in warm] != [hit.id for hit in after_writes]  # the writes did move it
         vectors = cold.vectors("acme", [record.id for record in records[25:35]], writer.embedder.name)
         assert len(vectors) == 10
-        again = writer.store.vectors("acme", list(vectors), writer.embedder.name)
+        again = writer._store.vectors("acme", list(vectors), writer.embedder.name)
         assert all(np.array_equal(vectors[key], again[key]) for key in vectors)
     finally:
         cold.close()
@@ -150,12 +150,12 @@ def test_a_purged_records_vector_leaves_the_file(tmp_path):
     try:
         words = "tea coffee harbour friday report lyon piano chess garden train museum salsa".split()
         records = memory.remember_many([" ".join(words[i:i + 3]) for i in range(10)], scope)
-        vectors = memory.store.vectors("acme", [r.id for r in records], memory.embedder.name)
+        vectors = memory._store.vectors("acme", [r.id for r in records], memory.embedder.name)
         gone, kept = vectors[records[4].id].tobytes(), vectors[records[5].id].tobytes()
         assert len({vector.tobytes() for vector in vectors.values()}) == 10  # all distinct
         memory.purge(records[4].id, scope)
         data = Path(path).read_bytes()
         assert kept in data and gone not in data
-        assert records[4].id not in memory.store.vectors("acme", [records[4].id], memory.embedder.name)
+        assert records[4].id not in memory._store.vectors("acme", [records[4].id], memory.embedder.name)
     finally:
         memory.close()

@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common
 
 from engram import FakeHashEmbedder, Memory, Settings
-from engram.governance.rules import ApprovalRule, ApprovalRules
+from engram.approval_rules import ApprovalRule, ApprovalRules
 
 ROUTES = ("/memories/", "/policies/", "/skills/", "/team/notes/")
 FILES = ("/hr/salaries.md", "/hr/2024/bonus.md", "/readme.md", "/deep/a/b/c.txt")

@@ -161,7 +161,7 @@ def run(backend: str, *, rounds: int, writers: int, readers: int, seconds: float
                 child.wait()
             acked = _acked(acks)
             with _open(target.url) as memory:
-                present = {r.id: r for r in memory.store.get(TENANT, list(acked))}
+                present = {r.id: r for r in memory._store.get(TENANT, list(acked))}
                 lost = [rid for rid, version in acked.items() if rid not in present or present[rid].version < version]
                 integrity = _integrity(target, memory)
             lost_total += len(lost)

@@ -131,7 +131,7 @@ def run(backend: str, *, records: int = 40, pg_url: str | None = None, seed: int
             memory.purge_scope(Scope("clear"))
             stored_clear = sum(1 for _ in memory.scan(Scope("clear"), include_descendants=True, statuses=None))
             if target.backend == "postgres":  # the documented step after a purge (docs/POSTGRES.md)
-                memory.store.vacuum(full=True)  # type: ignore[attr-defined]
+                memory._store.vacuum(full=True)  # type: ignore[attr-defined]
         if target.backend == "postgres":
             if target.pgdata is None:
                 return {"backend": backend, "skipped": "an external server: its files are not ours to scan",

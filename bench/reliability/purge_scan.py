@@ -33,7 +33,7 @@ import _common
 from pii_scan import scan
 
 from engram import FakeHashEmbedder, Memory, PendingApprovalError, Scope, Settings
-from engram.governance.rules import ApprovalRule, ApprovalRules
+from engram.approval_rules import ApprovalRule, ApprovalRules
 from engram.model import Message, Source
 
 TENANT = "forget"
@@ -122,7 +122,7 @@ def blocked_by_a_reader(target: _common.Target, rng: random.Random, busy_timeout
         reader.close()
         released.cancel()
         memory.maintenance.run()
-        erase = getattr(memory.store, "erase_traces", None)  # absent before issue 21: it said nothing
+        erase = getattr(memory._store, "erase_traces", None)  # absent before issue 21: it said nothing
         after = erase() if erase is not None else None
     return {"busy_timeout_s": busy_timeout_ms / 1000, "purge_waited_s": round(waited, 2),
             "said": getattr(report, "residue", None), "after_reader_ended": after}
@@ -139,7 +139,7 @@ def run(backend: str, *, users: int = 4, pg_url: str | None = None, seed: int = 
             reports = [memory.purge_scope(scope, reason="erasure request") for scope in purged]
             resurrected = try_to_resurrect(memory, purged)
             if backend == "postgres":
-                memory.store.vacuum(full=True)  # type: ignore[attr-defined]  # the documented step
+                memory._store.vacuum(full=True)  # type: ignore[attr-defined]  # the documented step
         if backend == "postgres":
             if target.pgdata is None:
                 return {"backend": backend, "skipped": "an external server: its files are not ours to scan",

@@ -192,10 +192,10 @@ def _store_attacks(memory: Memory, found: Findings) -> None:
 def _victim_intact(memory: Memory, found: Findings) -> list[str]:
     """Victim records the attacker changed (content, status or version)."""
     changed = []
-    for record in memory.store.get(VICTIM, sorted(found.victim_ids)):
+    for record in memory._store.get(VICTIM, sorted(found.victim_ids)):
         if record.version != 1 or found.marker not in record.content:
             changed.append(record.id)
-    missing = found.victim_ids - {r.id for r in memory.store.get(VICTIM, sorted(found.victim_ids))}
+    missing = found.victim_ids - {r.id for r in memory._store.get(VICTIM, sorted(found.victim_ids))}
     return changed + sorted(missing)
 
 

@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 from .aio import AsyncMemory
+from .approval_rules import ApprovalRule, ApprovalRules
 from .changes import Policy, WriteIntent
 from .clock import Clock, FakeClock, SystemClock
 from .config import Settings
@@ -17,7 +18,6 @@ from .consolidation.run import ConsolidationReport
 from .consolidation.schedule import Schedule
 from .embed import E5Embedder, Embedder, FakeHashEmbedder, USEEmbedder
 from .episodes.search import ExcerptTurn, ThreadExcerpt
-from .episodes.values import Thread, Turn
 from .errors import (
     BenchmarkDataError,
     ConfigError,
@@ -49,8 +49,6 @@ from .errors import (
 from .governance.keys import KeyStatus, Revealed, Rotation
 from .governance.quality import QualityReport
 from .governance.recalls import Provenance, Recall, RecallTrace
-from .governance.rules import ApprovalRule, ApprovalRules
-from .governance.values import PendingApprovalError, PendingChange, PendingStatus, RecallEvent, Verdict, WriteSample
 from .jsonl import ImportResult
 from .maintenance import MaintenanceReport
 from .memory import Memory
@@ -76,6 +74,8 @@ from .model import (
 from .pii import KeyProvider, PIIPolicies, PIIPolicy
 from .pipeline.run import AddEvent, AddResult
 from .search.context import ContextBlock
+from .values.episodes import Thread, Turn
+from .values.governance import PendingApprovalError, PendingChange, PendingStatus, RecallEvent, Verdict, WriteSample
 from .writes import MemoryDraft
 
 __version__ = "0.1.0"

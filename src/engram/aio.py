@@ -20,13 +20,13 @@ import functools
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
 from typing import Any, Concatenate, Generic, ParamSpec, TypeVar
 
-from .episodes.facade import Consolidation, Threads
-from .governance.facade import Approvals, Audit, Keys, Quality
 from .memory import Memory
 from .model import MemoryRecord, Scope
-from .operations import Jobs, Maintenance, Scopes, Transfer
+from .parts.episodes import Consolidation, Threads
+from .parts.governance import Approvals, Audit, Keys, Quality
+from .parts.operations import Jobs, Maintenance, Scopes, Transfer
 from .pipeline.run import Pipeline
-from .search.tokenize import Tokenizer
+from .text.tokenize import Tokenizer
 
 P = ParamSpec("P")
 R = TypeVar("R")

@@ -1,6 +1,6 @@
 """What a producer proposes to the write core (``Change``) and what a policy hook
 sees before a write (``WriteIntent``). Value types only: the write core (core.py)
-and the approval rules (governance/rules.py) both read them, so they sit below both."""
+and the approval rules (approval_rules.py) both read them, so they sit below both."""
 
 from __future__ import annotations
 

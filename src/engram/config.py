@@ -12,6 +12,9 @@ from .limits import METADATA_DEPTH_CEILING, InputLimits
 from .search.floor import DEFAULT_OVERLAP, RelevanceFloor
 from .search.retrieve import RetrievalSettings
 
+# the ranking defaults, defined once (search/retrieve.py): the settings below start from them
+RANKING = RetrievalSettings()
+
 DEFAULT_DB = str(Path("~/.engram/memory.db").expanduser())
 
 
@@ -46,24 +49,32 @@ class Settings(BaseSettings):
         True, description="a store whose terms came from another tokenizer is re-indexed on open (audited); "
         "False: refuse to open and name the command"
     )
-    retriever: Literal["hybrid", "bm25", "vector"] = "hybrid"
-    fusion: Literal["weighted", "rrf", "minmax"] = "minmax"
-    lexical_weight: float = Field(0.6, ge=0, le=1)
-    relevance_weight: float = Field(0.85, ge=0, le=1)
-    importance_weight: float = Field(0.05, ge=0, le=1)
-    recency_weight: float = Field(0.10, ge=0, le=1)
-    recency_half_life_days: float = Field(30.0, gt=0)
-    candidate_pool: int = Field(50, gt=0)
+    retriever: Literal["hybrid", "bm25", "vector"] = RANKING.retriever
+    fusion: Literal["weighted", "rrf", "minmax"] = RANKING.fusion
+    lexical_weight: float = Field(RANKING.lexical_weight, ge=0, le=1)
+    relevance_weight: float = Field(RANKING.relevance_weight, ge=0, le=1)
+    importance_weight: float = Field(RANKING.importance_weight, ge=0, le=1)
+    recency_weight: float = Field(RANKING.recency_weight, ge=0, le=1)
+    recency_half_life_days: float = Field(RANKING.recency_half_life_days, gt=0)
+    candidate_pool: int = Field(RANKING.pool, gt=0)
     # retrieval defaults: the winners of docs/BENCHMARKS.md (retrieval section)
-    neighbour_weight: float = Field(0.5, ge=0, le=1, description="lift memories said next to a strong hit")
-    neighbour_window_s: float = Field(120.0, ge=0)
-    thread_weight: float = Field(0.1, ge=0, le=1, description="lift memories of the thread of a strong hit")
-    time_weight: float = Field(0.5, ge=0, le=1, description="lift memories inside a period the query names")
+    neighbour_weight: float = Field(
+        RANKING.neighbour_weight, ge=0, le=1, description="lift memories said next to a strong hit"
+    )
+    neighbour_window_s: float = Field(RANKING.neighbour_window_s, ge=0)
+    thread_weight: float = Field(
+        RANKING.thread_weight, ge=0, le=1, description="lift memories of the thread of a strong hit"
+    )
+    time_weight: float = Field(
+        RANKING.time_weight, ge=0, le=1, description="lift memories inside a period the query names"
+    )
     reply_context: bool = Field(
         True, description="remember_many: a turn right after the other side's question is indexed with it"
     )
-    query_rewrite: bool = Field(True, description="a transcript query keeps only the user's lines")
-    long_query_terms: int = Field(12, ge=0, description="queries with more terms lean on vectors (0: off)")
+    query_rewrite: bool = Field(RANKING.query_rewrite, description="a transcript query keeps only the user's lines")
+    long_query_terms: int = Field(
+        RANKING.long_query_terms, ge=0, description="queries with more terms lean on vectors (0: off)"
+    )
     relevance_floor: bool = Field(
         True, description="context() leaves out hits that neither share words with the query nor are close in "
         "meaning (search/floor.py)"

@@ -4,7 +4,7 @@
                import, reindex (and every surface through the facade)
         └─► WriteCore.admit(change)    PII policy of the tenant on the FINAL record
                                        → policy hooks (they see exactly what will be stored)
-                                       → approval rules (governance/rules.py): a match is
+                                       → approval rules (approval_rules.py): a match is
                                          held as a pending change instead of written
               └─► WriteCore.commit(…)  vectors (one reuse rule) → version row → audit row
                                        → store.apply(): ONE transaction, the only caller
@@ -26,19 +26,19 @@ from typing import Any
 
 import numpy as np
 
+from .approval_rules import ApprovalMatch, ApprovalRules, proposal, proposal_audit
 from .changes import Change, Policy, WriteIntent
 from .clock import Clock
 from .embed.base import Embedder
-from .episodes.values import EpisodeWrites, TurnDraft
 from .errors import InvalidValueError
-from .governance.rules import ApprovalMatch, ApprovalRules, proposal, proposal_audit
-from .governance.values import GovernanceWrites, PendingApprovalError, PendingChange, RecalledMemory, RecallEvent
 from .limits import InputLimits
 from .model import Job, MemoryRecord, Operation, SearchHit, Status, Version
 from .pii import ENCRYPTED_KEY, PIIPolicies, PIIPolicy, Redactor, screen, screen_record
-from .search.tokenize import DEFAULT_TOKENIZER, Tokenizer
 from .side_fields import screened_batch
 from .store.base import AuditDraft, Holding, RecordWrite, Store, Touch, WriteBatch
+from .text.tokenize import DEFAULT_TOKENIZER, Tokenizer
+from .values.episodes import EpisodeWrites, TurnDraft
+from .values.governance import GovernanceWrites, PendingApprovalError, PendingChange, RecalledMemory, RecallEvent
 from .writes import new_id, retire
 
 

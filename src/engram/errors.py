@@ -12,7 +12,7 @@
     ├── PermissionDeniedError      read-only memory, refused by a policy hook
     │   └── PIIForbiddenError      the PII policy forbids storing what was found
     ├── PendingApprovalError       an approval rule matched: kept as a pending change, not written
-    │                              (defined next to PendingChange, in engram.governance.values)
+    │                              (defined next to PendingChange, in engram.values.governance)
     ├── StorageError               the database failed (driver errors are translated once)
     │   ├── NotAnEngramDatabaseError   another program's file, or an empty one
     │   ├── CorruptDatabaseError   the file is damaged: opened for reading at most, never written

@@ -13,6 +13,7 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any, cast
 
+from .approval_rules import ApprovalRules
 from .changes import Change, Policy, WriteIntent
 from .clock import Clock, SystemClock
 from .config import Settings
@@ -20,14 +21,9 @@ from .contention import last_writer_wins
 from .core import WriteCore, superseding
 from .embed import Embedder, make_embedder
 from .embed.query_cache import QueryCache
-from .embed.reindex import reindex_store
-from .episodes.facade import Consolidation, Threads
 from .errors import ConflictError, InvalidValueError, NotFoundError, PermissionDeniedError, StaleTermsError
 from .filters import record_filter
-from .governance.facade import Approvals, Audit, Keys, Quality
 from .governance.recalls import Recall
-from .governance.rules import ApprovalRules
-from .governance.values import GovernanceWrites
 from .limits import check_count, check_offset, check_unicode
 from .llm.base import LLM
 from .model import (
@@ -48,19 +44,23 @@ from .model import (
     seen_at,
     utc,
 )
-from .operations import DEFAULT_ACTOR, Jobs, Maintenance, Scopes, Transfer, tenant_or_all
+from .parts.episodes import Consolidation, Threads, keep_turns
+from .parts.governance import Approvals, Audit, Keys, Quality
+from .parts.operations import DEFAULT_ACTOR, Jobs, Maintenance, Scopes, Transfer, tenant_or_all
 from .pii import PIIPolicies, PIIPolicy
 from .pipeline import jobs
 from .pipeline.messages import normalize_messages
+from .pipeline.reindex import reindex_store
 from .pipeline.run import EXTRACTED_BY, AddResult, AddRun, Pipeline, PipelineSettings
 from .replies import link_replies, threads_to_look_up
 from .search.context import ContextBlock, build_context
 from .search.profile import profile_members, rank_profile
 from .search.retrieve import Retriever, retrieve
 from .search.store_terms import RebuildLease, StoreTerms, store_terms
-from .search.tokenize import Tokenizer
 from .store import Store, open_store
 from .store.base import AuditDraft, AuditQuery, RecordFilter, TimeRange
+from .text.tokenize import Tokenizer
+from .values.governance import GovernanceWrites
 from .writes import MemoryDraft, build_record, retire, revise
 
 log = logging.getLogger("engram")
@@ -68,6 +68,15 @@ _PAGE = 500
 
 __all__ = ["DEFAULT_ACTOR", "Memory", "Policy", "WriteIntent"]
 
+
+
+def open_store_for(settings: Settings, target: str | None = None) -> Store:
+    """The store ``Memory.open`` opens: a SQLite file (default ``settings.db``) with the settings'
+    busy timeout and vector cache, or a ``postgresql://`` URL. Tools that run several Memory
+    variants over one store (evaluation) open it with this and hand it to each."""
+    where = target or settings.db
+    sqlite_options = {"busy_timeout_ms": settings.busy_timeout_ms, "cache_mb": settings.vector_cache_mb}
+    return open_store(where, **({} if _is_postgres(where) else sqlite_options))
 
 class Memory:
     """Long-term memory over one store. Thread-safe; open one per process.
@@ -104,30 +113,30 @@ class Memory:
         approvals: ApprovalRules | None = None,
     ) -> None:
         self.settings = settings or Settings()
-        self.store = store
+        self._store = store
         self.embedder = embedder or make_embedder(self.settings.embedder)
         # one embedding per query text however many scopes a context() or recall() searches
         self._queries = QueryCache(self.embedder, self.settings.query_cache_size)
         self.clock = clock or SystemClock()
         self.policies = list(policies)
         terms = store_terms(store, self.settings.cjk_tokenizer)
-        self.core = WriteCore(store, self.embedder, self.clock, policies=self.policies,
+        self._core = WriteCore(store, self.embedder, self.clock, policies=self.policies,
                               pii=_pii_policies(pii, self.settings),
                               approvals=approvals or ApprovalRules.load(self.settings.approvals),
                               limits=self.settings.limits(), tokenizer=terms.tokenizer)
         self._pipeline = pipeline
         self._llm = llm
-        self.threads = Threads(self.core, self.settings)
-        self.consolidation = Consolidation(self.core, self.settings, lambda: self.pipeline, llm)
-        self.approvals = Approvals(self.core)
-        self.audit = Audit(self.core)
-        self.quality = Quality(self.core)
-        self.keys = Keys(self.core)
-        self.maintenance = Maintenance(self.core, self.approvals, self.threads)
-        self.jobs = Jobs(self.core, lambda: self.pipeline, self.consolidation, self.maintenance.run,
+        self.threads = Threads(self._core, self.settings)
+        self.consolidation = Consolidation(self._core, self.settings, lambda: self.pipeline, llm)
+        self.approvals = Approvals(self._core)
+        self.audit = Audit(self._core)
+        self.quality = Quality(self._core)
+        self.keys = Keys(self._core)
+        self.maintenance = Maintenance(self._core, self.approvals, self.threads)
+        self.jobs = Jobs(self._core, lambda: self.pipeline, self.consolidation, self.maintenance.run,
                          self.settings.maintenance_interval_s)
-        self.transfer = Transfer(self.core)
-        self.scopes = Scopes(self.core)
+        self.transfer = Transfer(self._core)
+        self.scopes = Scopes(self._core)
         self._location: str | None = getattr(store, "path", None) or getattr(store, "url", None)
         self.terms_rebuilt = self._rebuild_terms(terms) if terms.stale else 0
 
@@ -148,8 +157,7 @@ class Memory:
         """Open a SQLite file (default ``ENGRAM_DB``) or a ``postgresql://`` URL."""
         settings = settings or Settings()
         where = target or settings.db
-        sqlite_options = {"busy_timeout_ms": settings.busy_timeout_ms, "cache_mb": settings.vector_cache_mb}
-        store = open_store(where, **({} if _is_postgres(where) else sqlite_options))
+        store = open_store_for(settings, where)
         memory = cls(store, embedder=embedder, settings=settings, clock=clock, policies=policies, llm=llm,
                      pipeline=pipeline, pii=pii, approvals=approvals)
         memory._location = memory._location or where
@@ -162,11 +170,11 @@ class Memory:
 
     @property
     def dialect(self) -> str:
-        return self.store.dialect
+        return self._store.dialect
 
     def close(self) -> None:
         self.jobs.stop_worker()
-        self.store.close()
+        self._store.close()
 
     def __enter__(self) -> Memory:
         return self
@@ -195,14 +203,17 @@ class Memory:
         pinned: bool | None = None,
         source: Source | None = None,
         actor: str = DEFAULT_ACTOR,
+        subject: str | None = None,
+        slot: str | None = None,
     ) -> MemoryRecord:
         """Store one memory as given (no extraction, no reconciliation); personal data
         is screened by the tenant's PII policy like every write. ``pinned``: True puts it
         in the user's profile (what ``context`` always gives first), False keeps it out,
-        None lets engram decide (``profile``)."""
+        None lets engram decide (``profile``). ``subject`` ("user", "team", "other:<who>")
+        and ``slot`` (engram.slots.Slot) say who the memory is about and what it sets."""
         draft = MemoryDraft(
             content, kind, importance, confidence, category, tags, metadata, sensitivity, valid_from, valid_to,
-            expires_at, read_only, source, pinned=pinned,
+            expires_at, read_only, source, pinned=pinned, subject=subject, slot=slot,
         )
         return self.remember_many([draft], scope, actor=actor)[0]
 
@@ -214,8 +225,8 @@ class Memory:
         given = [MemoryDraft(d) if isinstance(d, str) else d for d in drafts]
         if self.settings.reply_context:
             given = link_replies(given, self._latest_turns(scope, threads_to_look_up(given), now))
-        records = [build_record(d, scope, now, self.core.limits, self.embedder.name) for d in given]
-        return self.core.write([Change(Operation.CREATE, record, actor=actor) for record in records])
+        records = [build_record(d, scope, now, self._core.limits, self.embedder.name) for d in given]
+        return self._core.write([Change(Operation.CREATE, record, actor=actor) for record in records])
 
     def add(
         self,
@@ -236,11 +247,12 @@ class Memory:
         here, so consolidation never extracts them a second time."""
         check_scope(scope)
         turns = normalize_messages(messages, message_ids)
-        self.core.limits.check_turns([turn.content for turn in turns])  # nothing kept, nothing sent to a model
-        self.threads._keep(turns, scope, thread_id, {"surface": actor}, turn_metadata={EXTRACTED_BY: "add"})
+        self._core.limits.check_turns([turn.content for turn in turns])  # nothing kept, nothing sent to a model
+        keep_turns(self._core, self.settings, turns, scope, thread_id, {"surface": actor},
+                   turn_metadata={EXTRACTED_BY: "add"})
         if not background:
-            return AddRun(self.core, self.pipeline, scope, thread_id, actor).run(turns, force=force)
-        job = jobs.enqueue(self.core, turns, scope, thread_id, actor, force)
+            return AddRun(self._core, self.pipeline, scope, thread_id, actor).run(turns, force=force)
+        job = jobs.enqueue(self._core, turns, scope, thread_id, actor, force)
         if self.settings.auto_worker:
             self.jobs.start_worker()
         return AddResult((), True, "queued", self.pipeline.extractor.name, job_id=job.id)
@@ -280,8 +292,8 @@ class Memory:
 
         def attempt() -> MemoryRecord:
             old = self._current(record_id, scope, expected_version, override_read_only)
-            new = revise(old, changes, self.clock.now(), self.core.limits)
-            return self.core.write([Change(Operation.UPDATE, new, old, actor, reason)])[0]
+            new = revise(old, changes, self.clock.now(), self._core.limits)
+            return self._core.write([Change(Operation.UPDATE, new, old, actor, reason)])[0]
 
         return last_writer_wins(attempt, budget_s=self._contention_budget_s,
                                 compare_and_swap=expected_version is not None)
@@ -304,8 +316,8 @@ class Memory:
         draft_fields = {"kind": old.kind, "importance": old.importance, "category": old.category, "tags": old.tags,
                         **fields}
         new = build_record(MemoryDraft(content, source=source, **draft_fields), old.scope, now,
-                           self.core.limits, self.embedder.name)
-        created, retired = self.core.write(superseding(old, new, actor=actor, reason=reason, at=now))
+                           self._core.limits, self.embedder.name)
+        created, retired = self._core.write(superseding(old, new, actor=actor, reason=reason, at=now))
         return retired, created
 
     def forget(
@@ -320,7 +332,7 @@ class Memory:
             if old.status is Status.DELETED:
                 return old
             new = retire(old, Status.DELETED, self.clock.now())
-            return self.core.write([Change(Operation.FORGET, new, old, actor, reason)])[0]
+            return self._core.write([Change(Operation.FORGET, new, old, actor, reason)])[0]
 
         return last_writer_wins(attempt, budget_s=self._contention_budget_s)
 
@@ -342,10 +354,10 @@ class Memory:
         now = self.clock.now()
         if seen_at(old, now).status is Status.ACTIVE:
             raise InvalidValueError(f"memory {record_id} is already active; use update()")
-        new = revise(old, changes, now, self.core.limits)
+        new = revise(old, changes, now, self._core.limits)
         expires_at = new.expires_at if "expires_at" in changes or not old.expires_at or old.expires_at > now else None
         new = replace(new, status=Status.ACTIVE, valid_to=None, superseded_by=None, expires_at=expires_at)
-        return self.core.write([Change(Operation.RESTORE, new, old, actor, reason)])[0]
+        return self._core.write([Change(Operation.RESTORE, new, old, actor, reason)])[0]
 
     def purge(self, record_id: str, scope: Scope, *, reason: str | None = None,
               actor: str = DEFAULT_ACTOR) -> PurgeReport:
@@ -364,7 +376,7 @@ class Memory:
         where = RecordFilter(namespace=scope.namespace, descendants=True, statuses=())
 
         def attempt() -> PurgeReport:  # a record written there meanwhile: list the scope again
-            records = self.store.query(scope.tenant, where, limit=10**9)
+            records = self._store.query(scope.tenant, where, limit=10**9)
             return self._purge_many(records, scope, reason=reason, actor=actor, whole_scope=True)
 
         return last_writer_wins(attempt, budget_s=self._contention_budget_s)
@@ -383,9 +395,9 @@ class Memory:
             audit = [AuditDraft(actor=actor, operation=Operation.PURGE, at=self.clock.now(),
                                 detail={"scope_erased": True, "records": len(records),
                                         **({"reason": reason} if reason else {})})]
-        self.core.write([Change(Operation.PURGE, None, record, actor, reason) for record in records],
+        self._core.write([Change(Operation.PURGE, None, record, actor, reason) for record in records],
                         tenant=scope.tenant, governance=extra, audit=audit)
-        return PurgeReport(len(records), self.store.erase_traces())
+        return PurgeReport(len(records), self._store.erase_traces())
 
     # -- reads -------------------------------------------------------------------------------
 
@@ -396,7 +408,7 @@ class Memory:
 
     def history(self, record_id: str, scope: Scope) -> list[Version]:
         self._stored(record_id, scope)
-        return self.store.versions(scope.tenant, record_id)
+        return self._store.versions(scope.tenant, record_id)
 
     def search(
         self,
@@ -440,8 +452,8 @@ class Memory:
             settings = replace(settings, retriever=cast(Retriever, retriever))  # RetrievalSettings checks it
         if not diversify:
             settings = replace(settings, diversify=False)
-        hits = retrieve(self.store, self._queries, scope.tenant, where, query, k=k, settings=settings, now=now,
-                        tokenizer=self.core.tokenizer)
+        hits = retrieve(self._store, self._queries, scope.tenant, where, query, k=k, settings=settings, now=now,
+                        tokenizer=self._core.tokenizer)
         return [_seen(hit, now) for hit in hits if hit.score >= min_score][:k]
 
     def context(
@@ -481,7 +493,7 @@ class Memory:
         if self._records_recalls:
             detail = {key: value for key, value in (("answer_id", answer_id), ("thread_id", thread_id)) if value}
             latency_ms = (time.perf_counter() - started) * 1000
-            recall_id = self.core.record_recall(block.hits, actor, detail, tenants=list(dict.fromkeys(
+            recall_id = self._core.record_recall(block.hits, actor, detail, tenants=list(dict.fromkeys(
                 s.tenant for s in scopes)), latency_ms=latency_ms)
             block = replace(block, recall_id=recall_id)
         return block
@@ -503,7 +515,7 @@ class Memory:
             check_scope(s)
         moment = self.clock.now() if as_of is None else _as_of(as_of)
         recalled = {hit.record.id: hit for hit in hits}
-        members = [r for s in scopes for r in profile_members(self.store, s, moment, scan=self.settings.profile_scan,
+        members = [r for s in scopes for r in profile_members(self._store, s, moment, scan=self.settings.profile_scan,
                                                               as_of=as_of is not None)]
         ranked = rank_profile(members, {i: hit.score for i, hit in recalled.items()})
         return [recalled.get(e.record.id) or SearchHit(seen_at(e.record, moment), 0.0, Signals()) for e in ranked]
@@ -529,7 +541,7 @@ class Memory:
         if not self._records_recalls:
             return Recall(None, tuple(hits))
         detail = {key: value for key, value in (("answer_id", answer_id), ("thread_id", thread_id)) if value}
-        recall_id = self.core.record_recall(hits, actor, detail, tenants=list(dict.fromkeys(s.tenant for s in scopes)),
+        recall_id = self._core.record_recall(hits, actor, detail, tenants=list(dict.fromkeys(s.tenant for s in scopes)),
                                             latency_ms=(time.perf_counter() - started) * 1000)
         return Recall(recall_id, tuple(hits))
 
@@ -561,7 +573,7 @@ class Memory:
         wanted = where.statuses
         if Status.EXPIRED in wanted and Status.ACTIVE not in wanted:  # active records past their validity too
             where = replace(where, statuses=(*wanted, Status.ACTIVE))
-        items = self.store.query(scope.tenant, where, limit=limit + 1, offset=offset)
+        items = self._store.query(scope.tenant, where, limit=limit + 1, offset=offset)
         shown = [seen_at(r, now) for r in items[:limit]]
         if where.statuses != wanted:
             shown = [r for r in shown if r.status in wanted]
@@ -579,24 +591,24 @@ class Memory:
         """Store counts plus background jobs by status, LLM tokens spent by add(), the
         PII policy in force and the conversations kept (threads, turns)."""
         tenant = tenant_or_all(tenant)
-        base = self.store.stats(tenant)
-        tenants = [tenant] if tenant else self.store.tenants()
+        base = self._store.stats(tenant)
+        tenants = [tenant] if tenant else self._store.tenants()
         tokens = {"prompt_tokens": 0, "completion_tokens": 0}
         for name in tenants:
-            for event in self.store.audit(name, AuditQuery(operation=Operation.EXTRACT, limit=10**9)):
+            for event in self._store.audit(name, AuditQuery(operation=Operation.EXTRACT, limit=10**9)):
                 for key in tokens:
                     tokens[key] += int(event.detail.get(key) or 0)
         job_counts: dict[str, int] = {}
-        for job in self.store.jobs(tenant, (), limit=10**9):
+        for job in self._store.jobs(tenant, (), limit=10**9):
             job_counts[job.status.value] = job_counts.get(job.status.value, 0) + 1
-        pii = self.core.pii.for_tenant(tenant).describe() if tenant else self.core.pii.describe()
+        pii = self._core.pii.for_tenant(tenant).describe() if tenant else self._core.pii.describe()
         return replace(base, extra={**base.extra, "llm_tokens": tokens, "jobs": job_counts, "pii_policy": pii,
-                                    "episodes": self.store.episode_counts(tenant)})
+                                    "episodes": self._store.episode_counts(tenant)})
 
     @property
     def tokenizer(self) -> Tokenizer:
         """The tokenizer of this store's lexical terms (search/store_terms.py)."""
-        return self.core.tokenizer
+        return self._core.tokenizer
 
     def _rebuild_terms(self, terms: StoreTerms) -> int:
         """The store's terms came from another tokenizer: rebuild them through the
@@ -609,16 +621,16 @@ class Memory:
                 f"(ENGRAM_CJK_TOKENIZER={terms.tokenizer.mode}), or open with Settings(rebuild_terms=True); "
                 f"to keep the store's terms, open with cjk_tokenizer unset"
             )
-        lease = RebuildLease(self.store)
+        lease = RebuildLease(self._store)
         if not lease.take():  # another process is rebuilding them: once is enough
             log.warning("the lexical terms of %s are being rebuilt by another process", self.location)
             return 0
         try:
-            if not store_terms(self.store, terms.tokenizer.mode).stale:
+            if not store_terms(self._store, terms.tokenizer.mode).stale:
                 return 0  # rebuilt by another process between our look and our lease
             log.warning("rebuilding the lexical terms of %s: %s -> %s", self.location, terms.stored,
                         terms.tokenizer.name)
-            return reindex_store(self.core, terms_from=terms.stored, progress=lambda done, total: lease.renew())
+            return reindex_store(self._core, terms_from=terms.stored, progress=lambda done, total: lease.renew())
         finally:
             lease.release()
 
@@ -628,7 +640,7 @@ class Memory:
     def _records_recalls(self) -> bool:
         """context() and recall() log which memories served (Settings.record_recalls),
         except on a store open read-only (a read-only mount): they still answer."""
-        return self.settings.record_recalls and not getattr(self.store, "read_only", False)
+        return self.settings.record_recalls and not getattr(self._store, "read_only", False)
 
     @property
     def _contention_budget_s(self) -> float:
@@ -638,7 +650,7 @@ class Memory:
     def _stored(self, record_id: str, scope: Scope) -> MemoryRecord:
         """The record as stored (no read-time view), or NotFoundError outside the scope."""
         check_scope(scope)
-        found = self.store.get(scope.tenant, [record_id])
+        found = self._store.get(scope.tenant, [record_id])
         if not found or not scope.contains(found[0].scope):
             raise NotFoundError(f"no memory {record_id!r} in scope {scope}")
         return found[0]
@@ -665,7 +677,7 @@ class Memory:
             before = (utc(said) if said is not None else now) + timedelta(microseconds=1)
             where = RecordFilter(namespace=scope.namespace, statuses=(), thread_id=thread,
                                  time_ranges=(TimeRange("valid_from", None, before),))
-            found = self.store.query(scope.tenant, where, order="valid_from", descending=True, limit=1)
+            found = self._store.query(scope.tenant, where, order="valid_from", descending=True, limit=1)
             if found:
                 latest[thread] = found[0]
         return latest

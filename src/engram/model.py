@@ -12,6 +12,7 @@ from types import MappingProxyType
 from typing import Any
 
 from .errors import ConfigError, InvalidScopeError, InvalidValueError
+from .slots import OTHER_PREFIX, TEAM, USER, Slot, is_other
 
 MAX_LABEL_CHARS = 256
 MAX_NAMESPACE_DEPTH = 16
@@ -187,6 +188,30 @@ def utc(moment: datetime) -> datetime:
     return moment.astimezone(UTC)
 
 
+SUBJECT_LIMIT = 120
+
+
+def check_subject(subject: Any) -> str:
+    """``user``, ``team`` or ``other:<relation and/or name>`` (slots.py)."""
+    if not isinstance(subject, str) or not subject or len(subject) > SUBJECT_LIMIT:
+        raise InvalidValueError(f"subject must be 'user', 'team' or 'other:<who>' (at most {SUBJECT_LIMIT} "
+                                f"characters), got {subject!r}")
+    if subject in (USER, TEAM) or (is_other(subject) and subject[len(OTHER_PREFIX):].strip()):
+        return subject
+    raise InvalidValueError(f"subject must be 'user', 'team' or 'other:<who>', got {subject!r}")
+
+
+def check_slot(slot: Any) -> str | None:
+    """None or one of the slots of slots.Slot."""
+    if slot is None:
+        return None
+    try:
+        return Slot(slot).value
+    except ValueError:
+        names = ", ".join(s.value for s in Slot)
+        raise InvalidValueError(f"slot must be null or one of {names}; got {slot!r}") from None
+
+
 def freeze_mapping(data: Mapping[str, Any] | None) -> Mapping[str, Any]:
     return MappingProxyType(dict(data or {}))
 
@@ -220,6 +245,11 @@ class MemoryRecord:
     # the user's profile (what context() always gives first): True pins the memory into it,
     # False keeps it out, None lets engram decide from kind, category, importance and content
     pinned: bool | None = None
+    # who the memory is about ("user", "team", "other:wife sarah") and which slot of theirs it
+    # sets (slots.Slot values; None: none); a new value of a single-valued slot of the same
+    # subject ends the older one (slots.py)
+    subject: str = "user"
+    slot: str | None = None
 
     @property
     def indexed_text(self) -> str:

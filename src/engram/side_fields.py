@@ -18,11 +18,11 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from .episodes.values import EpisodeWrites
-from .governance.values import GovernanceWrites
 from .model import Job, Version, freeze_mapping
 from .pii import ENCRYPTED_KEY, PIIPolicy, mask_identifier, mask_values
 from .store.base import AuditDraft, WriteBatch
+from .values.episodes import EpisodeWrites
+from .values.governance import GovernanceWrites
 
 
 def screened_batch(batch: WriteBatch, policy: PIIPolicy) -> WriteBatch:

@@ -21,11 +21,14 @@ from .model import (
     Source,
     Status,
     as_tags,
+    check_slot,
+    check_subject,
     check_unit_interval,
     freeze_mapping,
     parse_enum,
     utc,
 )
+from .slots import USER
 
 
 def new_id() -> str:
@@ -110,6 +113,8 @@ class MemoryDraft:
     source: Source | None = None
     id: str | None = None
     pinned: bool | None = None
+    subject: str | None = None  # None: the user
+    slot: str | None = None
 
 
 def build_record(draft: MemoryDraft, scope: Scope, now: datetime, limits: InputLimits,
@@ -140,12 +145,14 @@ def build_record(draft: MemoryDraft, scope: Scope, now: datetime, limits: InputL
         embedding_model=model,
         read_only=bool(draft.read_only),
         pinned=check_pinned(draft.pinned),
+        subject=check_subject(draft.subject or USER),
+        slot=check_slot(draft.slot),
     )
 
 
 EDITABLE = frozenset(
     {"content", "kind", "importance", "confidence", "category", "tags", "metadata", "sensitivity", "valid_to",
-     "expires_at", "read_only", "pinned"}
+     "expires_at", "read_only", "pinned", "subject", "slot"}
 )
 
 
@@ -181,6 +188,10 @@ def _check_field(name: str, value: Any, limits: InputLimits) -> Any:
         return bool(value)
     if name == "pinned":
         return check_pinned(value)
+    if name == "subject":
+        return check_subject(value)
+    if name == "slot":
+        return check_slot(value)
     return value
 
 

@@ -4,7 +4,7 @@ a thread of its own (so the async methods run as they do in an application: from
 running loop, their sync work in worker threads), and the test thread waits for it.
 
 Only the API goes through the face. The few attributes tests read under the API
-(``store``, ``core``, ``clock`` …) come from the Memory beneath; any other name
+(``_store``, ``_core``, ``clock`` …) come from the Memory beneath; any other name
 AsyncMemory lacks is an AttributeError, so a method missing from the async face
 fails the suite instead of falling back to the sync one."""
 
@@ -18,7 +18,7 @@ from typing import Any
 
 from engram import AsyncMemory, Memory
 
-UNDER_THE_API = frozenset({"store", "core", "clock", "embedder", "settings", "policies", "terms_rebuilt",
+UNDER_THE_API = frozenset({"_store", "_core", "clock", "embedder", "settings", "policies", "terms_rebuilt",
                            "_pipeline", "_llm"})
 
 

@@ -18,8 +18,8 @@ from engram import (
     Scope,
     Settings,
 )
-from engram.governance.rules import ApprovalRule, ApprovalRules
-from engram.governance.values import PendingStatus
+from engram.approval_rules import ApprovalRule, ApprovalRules
+from engram.values.governance import PendingStatus
 
 ORG = Scope("acme", ("orgs", "acme"))
 RULES = ApprovalRules((ApprovalRule("org memory", namespaces=("orgs/*",)),))

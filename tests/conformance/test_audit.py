@@ -32,7 +32,7 @@ def test_a_failing_batch_rolls_back_entirely(memory, alice):
     version = Version(first.id, 2, Operation.UPDATE, "test", first.updated_at, None, first)
     audit = AuditDraft("test", Operation.UPDATE, first.updated_at, first.id, 2, alice.namespace)
     with pytest.raises(ConflictError):
-        memory.store.apply(WriteBatch("acme", records=(good, stale), versions=(version,), audit=(audit,)))
+        memory._store.apply(WriteBatch("acme", records=(good, stale), versions=(version,), audit=(audit,)))
     assert [v.version for v in memory.history(first.id, alice)] == [1]
     assert memory.get(first.id, alice) == first
     after = memory.stats("acme")
@@ -48,14 +48,14 @@ def test_a_duplicate_version_rolls_back_the_record_too(memory, alice):
     write = RecordWrite(changed, "changed", None, expected_version=1)
     duplicate = Version(record.id, 1, Operation.UPDATE, "test", record.updated_at, None, changed)
     with pytest.raises(ConflictError):
-        memory.store.apply(WriteBatch("acme", records=(write,), versions=(duplicate,)))
+        memory._store.apply(WriteBatch("acme", records=(write,), versions=(duplicate,)))
     assert memory.get(record.id, alice).content == "original"
 
 
 def test_inserting_an_existing_id_is_a_conflict(memory, alice):
     record = memory.remember("original", alice)
     with pytest.raises(ConflictError, match="already exists"):
-        memory.store.apply(WriteBatch("acme", records=(RecordWrite(record, "x", None, None),)))
+        memory._store.apply(WriteBatch("acme", records=(RecordWrite(record, "x", None, None),)))
 
 
 def test_recalls_are_audited_and_counted(memory, alice):

@@ -31,7 +31,7 @@ def _assert_exactly_once(memory, turns: int, scope=ALICE):
     ranges = _ranges(memory, scope)
     covered = [seq for after, upto in ranges for seq in range(after + 1, upto + 1)]
     assert sorted(covered) == list(range(1, turns + 1)), ranges  # no gap, no overlap
-    assert memory.store.watermark(scope.tenant, scope.namespace) == turns
+    assert memory._store.watermark(scope.tenant, scope.namespace) == turns
     writes = Counter(
         source for e in memory.audit.list(scope, limit=10_000)
         if e.actor == "consolidator" and e.operation in (Operation.CREATE, Operation.UPDATE)
@@ -77,7 +77,7 @@ def test_a_crash_between_read_and_commit_loses_and_repeats_nothing(backend, cloc
     memory = backend.memory(clock=clock)
     for i in range(6):
         memory.threads.record([f"I have a pet named Pet{i}"], ALICE, thread_id="t")
-    store, real_apply, crashed = memory.store, memory.store.apply, []
+    store, real_apply, crashed = memory._store, memory._store.apply, []
 
     def crash_once(batch):
         if batch.episodes.watermarks and not crashed:
@@ -147,9 +147,9 @@ def test_two_runs_that_read_the_same_turns_cannot_both_commit(backend, clock):
     def work(memory):
         from contextlib import nullcontext
 
-        memory.core.store = NoLock(memory.store)
-        memory.core.holding = lambda holding: nullcontext()  # and no lease row to check: as if both held it
-        consolidator = Consolidator(memory.core, lambda: memory.pipeline, embed_turns=False)
+        memory._core.store = NoLock(memory._store)
+        memory._core.holding = lambda holding: nullcontext()  # and no lease row to check: as if both held it
+        consolidator = Consolidator(memory._core, lambda: memory.pipeline, embed_turns=False)
         reports.append(consolidator.run_scope(ALICE))
 
     threads = [threading.Thread(target=work, args=(m,)) for m in (first, second)]
@@ -158,7 +158,7 @@ def test_two_runs_that_read_the_same_turns_cannot_both_commit(backend, clock):
     for t in threads:
         t.join()
     assert sorted(r.status for r in reports) == ["conflict", "done"]
-    first.core.store = first.store
+    first._core.store = first._store
     _assert_exactly_once(first, 5)
 
 
@@ -168,7 +168,7 @@ def test_dry_run_reports_the_diff_and_writes_nothing(memory, clock):
     report = memory.consolidation.run(dry_run=True)
     ops = sorted(d.operation for d in report.scopes[0].diff)
     assert report.dry_run and ops == ["add", "episode"]
-    assert memory.list(ALICE).items == () and memory.store.watermark("acme", ALICE.namespace) == 0
+    assert memory.list(ALICE).items == () and memory._store.watermark("acme", ALICE.namespace) == 0
     done = memory.consolidation.run()
     assert sorted(d.operation for d in done.scopes[0].diff) == ops
     kinds = sorted(r.kind.value for r in memory.list(ALICE).items)
@@ -222,7 +222,7 @@ def test_the_worker_runs_the_configured_schedules(backend, clock):
     try:
         clock.advance(minutes=6)  # the schedule is due on the worker's next loop
         for _ in range(400):
-            if memory.store.watermark("acme", ALICE.namespace) == 1:
+            if memory._store.watermark("acme", ALICE.namespace) == 1:
                 break
             time.sleep(0.05)
     finally:
@@ -238,7 +238,7 @@ def test_with_an_llm_the_episode_is_written_by_the_model(memory, clock):
                           thread_id="build")
     clock.advance(hours=1)
     llm = ScriptedLLM(["The user's build failed with LNK2019; adding the missing library fixed it."])
-    Consolidator(memory.core, Pipeline.default, llm=llm, idle_gap=timedelta(minutes=30)).run("acme")
+    Consolidator(memory._core, Pipeline.default, llm=llm, idle_gap=timedelta(minutes=30)).run("acme")
     episode = memory.threads.episode("build", ALICE)
     assert episode.content == "The user's build failed with LNK2019; adding the missing library fixed it."
     assert episode.metadata["summarizer"] == llm.model

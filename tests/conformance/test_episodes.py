@@ -9,9 +9,9 @@ from datetime import timedelta
 import pytest
 
 from engram import InvalidValueError, NotFoundError, PIIPolicy, Scope, Settings
-from engram.episodes.values import EpisodeWrites, TurnDraft, WatermarkMove
 from engram.errors import ConflictError
 from engram.store.base import WriteBatch
+from engram.values.episodes import EpisodeWrites, TurnDraft, WatermarkMove
 
 PRINTER = [
     {"role": "user", "content": "My printer shows error E42 whenever I print a PDF"},
@@ -120,7 +120,7 @@ def test_retention_drops_old_turns_per_tenant(backend, clock):
 
 
 def test_the_watermark_moves_by_compare_and_swap(memory, alice, clock):
-    store, now = memory.store, clock.now()
+    store, now = memory._store, clock.now()
     store.apply(WriteBatch("acme", episodes=EpisodeWrites(turns=(TurnDraft(alice.namespace, "t", "user", "x", now,
                                                                             terms="x"),))))
     store.apply(WriteBatch("acme", episodes=EpisodeWrites(watermarks=(WatermarkMove(alice.namespace, 0, 1, now),))))
@@ -132,7 +132,7 @@ def test_the_watermark_moves_by_compare_and_swap(memory, alice, clock):
 
 
 def test_one_lease_holder_per_scope(memory, alice, clock):
-    store, now = memory.store, clock.now()
+    store, now = memory._store, clock.now()
     with store.scope_lease("acme", alice.namespace, "w1", now, 60) as first:
         assert first is True
         with store.scope_lease("acme", alice.namespace, "w2", now, 60) as second:

@@ -105,7 +105,7 @@ def test_time_windows(corpus, alice, clock):
     assert _contents(corpus, alice, created_after=now - timedelta(days=3), created_before=now) == {
         "report approval three levels"}
     where = RecordFilter(namespace=alice.namespace, time_ranges=(TimeRange("updated_at", after=now),))
-    assert [r.content for r in corpus.store.query("acme", where)] == ["report archive location"]
+    assert [r.content for r in corpus._store.query("acme", where)] == ["report archive location"]
 
 
 def test_validity_and_expiry_leave_search(memory, alice, clock):
@@ -128,7 +128,7 @@ def test_statuses(memory, alice):
     assert _ids(memory.search("note", alice, statuses=["deleted"])) == {gone.id}
     assert _ids(memory.search("note", alice, statuses=None)) == {kept.id, gone.id}
     where = RecordFilter(namespace=alice.namespace, statuses=(Status.ACTIVE, Status.DELETED))
-    assert len(memory.store.query("acme", where)) == 2
+    assert len(memory._store.query("acme", where)) == 2
 
 
 def _ids(hits):
@@ -143,17 +143,17 @@ def test_list_pages_in_creation_order(memory, alice, clock):
     assert [r.id for r in page.items] == [r.id for r in first[:4]] and page.next_offset == 4
     rest = memory.list(alice, offset=4, limit=4)
     assert [r.id for r in rest.items] == [first[4].id, later.id] and rest.next_offset is None
-    by_importance = memory.store.query("acme", RecordFilter(namespace=alice.namespace), order="importance", limit=2)
+    by_importance = memory._store.query("acme", RecordFilter(namespace=alice.namespace), order="importance", limit=2)
     assert [r.id for r in by_importance] == [later.id, first[0].id]
 
 
 def test_store_filters_by_ids_and_metadata_conditions(memory, alice):
     records = memory.remember_many(["alpha", "beta", "gamma"], alice)
     where = RecordFilter(namespace=alice.namespace, ids=(records[2].id, records[0].id))
-    assert [r.content for r in memory.store.query("acme", where)] == ["alpha", "gamma"]
-    assert len(memory.store.query("acme", RecordFilter(namespace=alice.namespace, ids=()))) == 0
+    assert [r.content for r in memory._store.query("acme", where)] == ["alpha", "gamma"]
+    assert len(memory._store.query("acme", RecordFilter(namespace=alice.namespace, ids=()))) == 0
     cond = MetadataCondition("x", "eq", 1)
-    assert len(memory.store.query("acme", RecordFilter(namespace=alice.namespace, metadata=(cond,)))) == 0
+    assert len(memory._store.query("acme", RecordFilter(namespace=alice.namespace, metadata=(cond,)))) == 0
 
 
 def test_store_filters_by_thread_and_orders_either_way(memory, alice, clock):
@@ -163,9 +163,9 @@ def test_store_filters_by_thread_and_orders_either_way(memory, alice, clock):
         clock.advance(seconds=1)
     memory.remember("elsewhere", alice, source=Source(thread_id="t2"))
     where = RecordFilter(namespace=alice.namespace, thread_id="t1")
-    assert [r.id for r in memory.store.query("acme", where, order="valid_from")] == [r.id for r in said]
-    latest = memory.store.query("acme", where, order="valid_from", descending=True, limit=2)
+    assert [r.id for r in memory._store.query("acme", where, order="valid_from")] == [r.id for r in said]
+    latest = memory._store.query("acme", where, order="valid_from", descending=True, limit=2)
     assert [r.id for r in latest] == [said[2].id, said[1].id]
-    assert len(memory.store.query("acme", RecordFilter(namespace=alice.namespace, thread_id="nope"))) == 0
+    assert len(memory._store.query("acme", RecordFilter(namespace=alice.namespace, thread_id="nope"))) == 0
     with pytest.raises(InvalidValueError, match="cannot order by"):
-        memory.store.query("acme", where, order="content; DROP TABLE memories")
+        memory._store.query("acme", where, order="content; DROP TABLE memories")

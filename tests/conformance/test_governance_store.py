@@ -7,7 +7,9 @@ from datetime import timedelta
 import pytest
 
 from engram import ConflictError, InvalidValueError, NotFoundError, Scope
-from engram.governance.values import (
+from engram.model import Kind, MemoryRecord, Operation, Source, freeze_mapping
+from engram.store.base import WriteBatch
+from engram.values.governance import (
     AnswerLink,
     GovernanceWrites,
     PendingChange,
@@ -23,8 +25,6 @@ from engram.governance.values import (
     Verdict,
     WriteSample,
 )
-from engram.model import Kind, MemoryRecord, Operation, Source, freeze_mapping
-from engram.store.base import WriteBatch
 
 
 def _record(record_id: str, scope: Scope, at, content="Quarterly reports go to finance@acme.example") -> MemoryRecord:
@@ -41,7 +41,7 @@ def _pending(pending_id: str, scope: Scope, at, *, record_id="r1", hours=72) -> 
 
 
 def test_pending_changes_round_trip_and_are_decided_once(memory, clock):
-    store, now = memory.store, clock.now()
+    store, now = memory._store, clock.now()
     org, other = Scope("acme", ("orgs", "acme")), Scope("acme", ("users", "bob"))
     store.apply(WriteBatch("acme", governance=GovernanceWrites(pending=(
         _pending("p1", org, now), _pending("p2", other, now + timedelta(seconds=1), record_id="r2", hours=1)))))
@@ -71,7 +71,7 @@ def test_pending_changes_round_trip_and_are_decided_once(memory, clock):
 
 
 def test_a_decision_on_another_tenants_change_touches_nothing(memory, clock):
-    store, now = memory.store, clock.now()
+    store, now = memory._store, clock.now()
     store.apply(WriteBatch("globex", governance=GovernanceWrites(pending=(
         _pending("p1", Scope("globex", ("orgs", "g")), now),))))
     with pytest.raises(ConflictError):
@@ -81,7 +81,7 @@ def test_a_decision_on_another_tenants_change_touches_nothing(memory, clock):
 
 
 def test_recalls_record_the_memories_and_later_the_answer(memory, clock):
-    store, now = memory.store, clock.now()
+    store, now = memory._store, clock.now()
     recall = RecallEvent("rc1", "acme", now, "graph", (RecalledMemory("a", 1, 0.9), RecalledMemory("b", 3, 0.4)),
                          12.5, "t1")
     store.apply(WriteBatch("acme", governance=GovernanceWrites(recalls=(
@@ -99,7 +99,7 @@ def test_recalls_record_the_memories_and_later_the_answer(memory, clock):
 
 
 def test_write_samples_are_queued_once_and_judged(memory, clock):
-    store, now = memory.store, clock.now()
+    store, now = memory._store, clock.now()
     sample = WriteSample("s1", "acme", "r1", 2, ("users", "alice"), "pipeline", now - timedelta(hours=1), now)
     twin = WriteSample("s2", "acme", "r1", 2, ("users", "alice"), "pipeline", now - timedelta(hours=1), now)
     store.apply(WriteBatch("acme", governance=GovernanceWrites(samples=(sample,))))
@@ -120,7 +120,7 @@ def test_write_samples_are_queued_once_and_judged(memory, clock):
 
 def test_a_purge_drops_the_records_proposals_and_samples(memory, clock, alice):
     record = memory.remember("Likes hiking", alice)
-    store, now = memory.store, clock.now()
+    store, now = memory._store, clock.now()
     proposal = _pending("p1", alice, now, record_id=record.id)
     elsewhere = _pending("p2", Scope("acme", ("users", "alice", "drafts")), now, record_id="r-new")
     untouched = _pending("p3", Scope("acme", ("users", "bob")), now, record_id="r-bob")
@@ -135,7 +135,7 @@ def test_a_purge_drops_the_records_proposals_and_samples(memory, clock, alice):
 
 
 def test_governance_rows_a_backend_cannot_store_are_refused_everywhere(memory, clock):
-    store, now = memory.store, clock.now()
+    store, now = memory._store, clock.now()
     bad = _pending("p1", Scope("acme", ("orgs", "a")), now)
     bad = PendingChange(bad.id, bad.tenant, bad.namespace, bad.status, bad.created_at, bad.expires_at, "agent\x00",
                         bad.reason, bad.rule, bad.changes)

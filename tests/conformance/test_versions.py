@@ -41,10 +41,11 @@ def test_records_round_trip_exactly(memory, alice):
         tags=["a", "b", "中文"], metadata={"nested": {"deep": [1, 2.5, "x", True, None]}, "big": 2**62,
                                           "unicode": "é中🧠"},
         sensitivity="personal", valid_from=moment, valid_to=moment + timedelta(days=3),
-        expires_at=moment + timedelta(days=2), read_only=True, pinned=True,
+        expires_at=moment + timedelta(days=2), read_only=True, pinned=True, subject="other:wife sarah",
+        slot="allergies",
     )
-    assert record.pinned is True
-    assert memory.store.query("acme", _everything(alice)) == [record]
+    assert record.pinned is True and (record.subject, record.slot) == ("other:wife sarah", "allergies")
+    assert memory._store.query("acme", _everything(alice)) == [record]
     # reads show it as search sees it: its expiry (2025) has passed
     assert memory.get(record.id, alice) == replace(record, status=Status.EXPIRED)
 
@@ -59,6 +60,21 @@ def test_pinning_is_a_version_and_round_trips_all_three_states(memory, alice):
     with pytest.raises(InvalidValueError):
         memory.update(record.id, alice, pinned="yes")
     assert memory.get(record.id, alice).version == 3
+
+
+def test_subject_and_slot_are_versioned_and_checked(memory, alice):
+    record = memory.remember("lives in Austin", alice, slot="residence")
+    assert (record.subject, record.slot) == ("user", "residence")
+    moved = memory.update(record.id, alice, subject="other:son leo", slot="school", reason="it was his school")
+    assert [(v.record.subject, v.record.slot) for v in memory.history(record.id, alice)] == [
+        ("user", "residence"), ("other:son leo", "school")]
+    assert memory.get(record.id, alice) == moved
+    for bad in ({"slot": "favourite colour"}, {"subject": "sarah"}, {"subject": "other: "}, {"subject": ""}):
+        with pytest.raises(InvalidValueError):
+            memory.update(record.id, alice, **bad)
+    with pytest.raises(InvalidValueError):
+        memory.remember("x", alice, subject="everyone")
+    assert memory.get(record.id, alice) == moved  # nothing written by the refusals
 
 
 def _everything(scope):

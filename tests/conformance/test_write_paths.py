@@ -229,7 +229,7 @@ def test_a_tenant_policy_from_configuration_applies_to_that_tenant_only(backend,
 
     config = json.dumps({"tenants": {"acme": {"actions": {"phone": "forbid"}}}})
     memory = backend.memory(clock=clock, settings=Settings(pii_policy=config))
-    assert isinstance(memory.core.pii, PIIPolicies)
+    assert isinstance(memory._core.pii, PIIPolicies)
     with pytest.raises(PIIForbiddenError, match="phone"):
         memory.remember(f"Ana: {PHONE}", ALICE)
     other = memory.remember(f"Ana: {PHONE}", Scope.for_user("globex", "ana"))

@@ -50,5 +50,5 @@ def test_the_agent_reads_searches_supersedes_and_saves_through_the_write_core(me
     assert active == ["Lives in Lisbon", "Prefers window seats"]
     created = [e for e in memory.audit.list(ALICE, operation="create") if e.actor == "consolidator"]
     assert sorted(tuple(e.detail["source_message_ids"]) for e in created) == [("turn:1",), ("turn:2",)]
-    assert memory.store.watermark("acme", ALICE.namespace) == 2
+    assert memory._store.watermark("acme", ALICE.namespace) == 2
     assert memory.consolidation.run(agent=ScriptedChatModel(script=[])).scopes[0].status == "nothing"

@@ -14,12 +14,12 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
 from engram import FakeHashEmbedder, Memory, Operation, Scope
-from engram.governance.rules import ApprovalRule, ApprovalRules
-from engram.governance.values import PendingStatus
+from engram.approval_rules import ApprovalRule, ApprovalRules
 from engram.integrations.deepagents import EngramBackend
 from engram.integrations.langgraph.scripted import ScriptedChatModel
 from engram.integrations.langgraph.scripted import calls_tools as tools
 from engram.integrations.langgraph.scripted import tool_call as call
+from engram.values.governance import PendingStatus
 
 RULES = ApprovalRules((ApprovalRule("policy files", paths=("/policies/*",), actors=("agent*",)),))
 FILES = Scope("default", ("agents", "helper", "files"))

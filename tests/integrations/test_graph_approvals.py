@@ -20,11 +20,11 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
 from engram import FakeHashEmbedder, InvalidValueError, Kind, Memory, Operation, Scope
-from engram.governance.rules import ApprovalRule, ApprovalRules
-from engram.governance.values import PendingStatus
+from engram.approval_rules import ApprovalRule, ApprovalRules
 from engram.integrations.langgraph import build_memory_graph, default_checkpointer
 from engram.integrations.langgraph.checkpoint import close_checkpointer
 from engram.integrations.langgraph.scripted import ScriptedChatModel
+from engram.values.governance import PendingStatus
 
 RULES = ApprovalRules((ApprovalRule("preferences", kinds=(Kind.PREFERENCE,)),))
 ALICE = Scope("default", ("users", "alice"))
@@ -112,7 +112,7 @@ sys.path.insert(0, {tests!r})
 from langchain_core.messages import AIMessage
 from engram.integrations.langgraph.scripted import ScriptedChatModel
 from engram import FakeHashEmbedder, Kind, Memory
-from engram.governance.rules import ApprovalRule, ApprovalRules
+from engram.approval_rules import ApprovalRule, ApprovalRules
 from engram.integrations.langgraph import build_memory_graph, default_checkpointer
 rules = ApprovalRules((ApprovalRule("preferences", kinds=(Kind.PREFERENCE,)),))
 memory = Memory.open({db!r}, embedder=FakeHashEmbedder(), approvals=rules)

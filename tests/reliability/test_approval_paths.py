@@ -13,7 +13,7 @@ pytest.importorskip("deepagents")
 from deepagents.backends import CompositeBackend, StateBackend
 
 from engram import FakeHashEmbedder, Memory, Settings
-from engram.governance.rules import ApprovalRule, ApprovalRules
+from engram.approval_rules import ApprovalRule, ApprovalRules
 from engram.integrations._approval import summary
 from engram.integrations.deepagents import EngramBackend
 

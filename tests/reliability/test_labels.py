@@ -76,7 +76,7 @@ def test_langgraph_namespaces_are_canonical(memory):
 
 def test_tenants_named_in_configuration_files_are_canonical_too():
     from engram import PIIPolicies
-    from engram.governance.rules import ApprovalRules
+    from engram.approval_rules import ApprovalRules
 
     policies = PIIPolicies.load('{"tenants": {"ａｃｍｅ ": {"actions": {"phone": "forbid"}}}}')
     assert policies.for_tenant(Scope("acme").tenant).action_for("phone") == "forbid"

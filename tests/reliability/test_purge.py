@@ -12,7 +12,7 @@ import purge_scan
 import pytest
 
 from engram import FakeClock, FakeHashEmbedder, Memory, PendingApprovalError, Scope, Settings, WriteIntent
-from engram.governance.rules import ApprovalRule, ApprovalRules
+from engram.approval_rules import ApprovalRule, ApprovalRules
 from engram.model import Message
 
 ANA = Scope.for_user("acme", "wibblewobble")
@@ -100,7 +100,7 @@ def test_a_pending_change_cannot_be_approved_into_a_purged_scope(target):
 def test_a_record_written_while_the_purge_lists_the_scope_is_purged_too(target):
     with _open(target.url) as memory, _open(target.url) as other:
         memory.remember("first", ANA)
-        query, raced = memory.store.query, []
+        query, raced = memory._store.query, []
 
         def listing_then_a_write(*args, **kwargs):
             found = query(*args, **kwargs)
@@ -108,7 +108,7 @@ def test_a_record_written_while_the_purge_lists_the_scope_is_purged_too(target):
                 raced.append(other.remember("written while the purge was listing", ANA))
             return found
 
-        memory.store.query = listing_then_a_write
+        memory._store.query = listing_then_a_write
         report = memory.purge_scope(ANA)
         assert raced and report.records == 2
         assert _everything_in(memory, ANA) == []
@@ -132,7 +132,7 @@ def test_a_purge_beside_a_reader_waits_at_most_the_busy_timeout_and_says_so(tmp_
         assert reader_still_open, "the purge returned only once the reader had ended"
         assert report.records == 1 and report.residue and "reader" in report.residue
         memory.maintenance.run()  # the reader is gone: maintenance empties the WAL
-        assert memory.store.erase_traces() is None
+        assert memory._store.erase_traces() is None
     data = b"".join(p.read_bytes() for p in tmp_path.iterdir() if p.name.startswith("reader.db"))
     assert b"8812731" not in data and b"Wibblewobble" not in data
 

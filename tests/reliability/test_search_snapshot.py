@@ -71,7 +71,7 @@ def test_a_write_between_the_statistics_and_the_postings_never_breaks_a_search(b
     try:
         with _open(target.url) as reader, _open(target.url) as writer:
             reader.remember("wibble is a word that appears once", SCOPE)
-            _after_statistics_read(reader.store, lambda: writer.remember_many(
+            _after_statistics_read(reader._store, lambda: writer.remember_many(
                 [f"wibble wibble number {i}" for i in range(6)], SCOPE))
             if verb == "search":
                 hits = reader.search("wibble", SCOPE, retriever="bm25")

@@ -9,7 +9,7 @@ pytest.importorskip("cryptography")
 from cryptography.fernet import Fernet
 
 from engram import FakeHashEmbedder, Memory, PIIPolicy, Settings
-from engram.governance.rules import ApprovalRule, ApprovalRules
+from engram.approval_rules import ApprovalRule, ApprovalRules
 from engram.server.auth import ConfigError, Tenancy
 from engram.server.http import create_app
 from engram.store.sqlite import SQLiteStore

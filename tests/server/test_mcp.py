@@ -172,7 +172,7 @@ def test_context_and_search_give_recall_ids_the_model_reports_answers_with(mem, 
 
 
 def test_a_reviewers_server_decides_pending_changes(db_path, clock):
-    from engram.governance.rules import ApprovalRule, ApprovalRules
+    from engram.approval_rules import ApprovalRule, ApprovalRules
     from engram.server.mcp import create_mcp_server
 
     org = Scope("acme", ("orgs", "acme"))

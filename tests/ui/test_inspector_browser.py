@@ -302,7 +302,7 @@ def reviewing(tmp_path) -> Iterator[tuple[str, Memory]]:
     """A single-tenant server (its one caller may review) holding two org writes for a
     reviewer, a sampled write and a past conversation."""
     from engram import PendingApprovalError
-    from engram.governance.rules import ApprovalRule, ApprovalRules
+    from engram.approval_rules import ApprovalRule, ApprovalRules
 
     rules = ApprovalRules((ApprovalRule("org memory", namespaces=("orgs/*",)),))
     memory = Memory(SQLiteStore(str(tmp_path / "p.db")), embedder=FakeHashEmbedder(), approvals=rules,

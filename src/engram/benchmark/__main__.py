@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from ..cli.bench_cmd import register
+from .command import register
 
 app = typer.Typer(add_completion=False, help="engram benchmarks")
 register(app)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from ..benchmark import command as bench_cmd
 from . import (
-    bench_cmd,
     chat_cmd,
     data_cmds,
     eval_cmd,

@@ -8,8 +8,8 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from ..governance.shapes import pending_data
 from ..shapes import record_data
+from ..shapes.governance import pending_data
 from .common import (
     AgentOption,
     DbOption,

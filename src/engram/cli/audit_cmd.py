@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from ..governance.shapes import provenance_data, trace_data
+from ..shapes.governance import provenance_data, trace_data
 from .common import DbOption, JsonOption, TenantOption, console, opened, print_json, run, scope_from
 from .ids import resolve_id
 

@@ -22,9 +22,9 @@ from ..errors import (
     StorageError,
     ValidationError,
 )
-from ..governance.values import PendingApprovalError
 from ..memory import Memory
 from ..model import Scope
+from ..values.governance import PendingApprovalError
 
 console = Console()
 errors = Console(stderr=True)

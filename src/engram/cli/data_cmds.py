@@ -22,8 +22,8 @@ from rich.progress import (
 )
 
 from ..errors import InvalidValueError
-from ..search.tokenize import CJKMode, Tokenizer
 from ..shapes import import_data, reindexed_data
+from ..text.tokenize import CJKMode, Tokenizer
 from .common import DbOption, JsonOption, errors, fail, opened, print_json, run, say
 
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..errors import InvalidValueError, NotFoundError
-from ..governance.values import PendingChange
 from ..memory import Memory
 from ..model import Scope
+from ..values.governance import PendingChange
 
 MIN_PREFIX = 8
 SHOWN = 5

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from ..governance.shapes import key_status_data, revealed_data, rotation_data
+from ..shapes.governance import key_status_data, revealed_data, rotation_data
 from .common import DbOption, JsonOption, console, opened, print_json, run, scope_from
 from .ids import resolve_id
 

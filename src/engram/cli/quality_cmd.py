@@ -12,7 +12,7 @@ import typer
 from rich.table import Table
 
 from ..governance.quality import QualityReport
-from ..governance.shapes import report_data, sample_data
+from ..shapes.governance import report_data, sample_data
 from .approvals_cmd import ReviewerOpt, reviewer_name
 from .common import (
     AgentOption,

@@ -107,6 +107,7 @@ def record_fields(record: MemoryRecord) -> list[tuple[str, Any]]:
         ("source", ", ".join(f"{k} {v}" for k, v in (("actor", source.actor), ("thread", source.thread_id),
                                                        ("message", source.message_id)) if v)),
         ("reply to", source.reply_to), ("read only", "yes" if record.read_only else ""),
+        ("about", record.subject + (f" · {record.slot}" if record.slot else "")),
         ("pinned", "" if record.pinned is None else "into the profile" if record.pinned else "out of the profile"),
         ("supersedes", record.supersedes), ("superseded by", record.superseded_by),
         ("embedding model", record.embedding_model), ("accessed", f"{record.access_count} times"),

@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from ..episodes.shapes import consolidation_data, excerpts_data, threads_data, turns_data
+from ..shapes.episodes import consolidation_data, excerpts_data, threads_data, turns_data
 from .common import (
     AgentOption,
     DbOption,

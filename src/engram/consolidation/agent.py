@@ -19,12 +19,12 @@ from typing import Any, Literal
 
 from ..changes import Change
 from ..core import Admitted, WriteCore, superseding
-from ..episodes.values import Turn
 from ..errors import EngramError, InvalidValueError
 from ..llm.base import TokenUsage
 from ..model import Kind, MemoryRecord, Operation, Scope, Source, Status
 from ..search.retrieve import RetrievalSettings, retrieve
 from ..store.base import RecordFilter
+from ..values.episodes import Turn
 from ..writes import MemoryDraft, build_record, retire, revise
 
 MAX_STEPS = 24

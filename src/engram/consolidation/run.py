@@ -24,14 +24,14 @@ from typing import Any
 from ..core import Admitted, WriteCore, retired_by
 from ..episodes.search import embed_missing
 from ..episodes.summary import plan_episode
-from ..episodes.values import EpisodeLink, EpisodeWrites, ThreadQuery, Turn, TurnQuery, WatermarkMove
 from ..errors import ConflictError, PermissionDeniedError, WorkCancelledError
-from ..governance.values import GovernanceWrites
 from ..llm.base import LLM, TokenUsage
 from ..maintenance import duplicates_in
 from ..model import Message, Operation, Scope
 from ..pipeline.run import EXTRACTED_BY, AddEvent, AddRun, Pipeline
 from ..store.base import AuditDraft, Holding, RecordFilter
+from ..values.episodes import EpisodeLink, EpisodeWrites, ThreadQuery, Turn, TurnQuery, WatermarkMove
+from ..values.governance import GovernanceWrites
 from .agent import ConsolidationAgent
 
 ACTOR = "consolidator"

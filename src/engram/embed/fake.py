@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..search.tokenize import index_terms
+from ..text.tokenize import index_terms
 from .base import Role, checked_rows
 
 

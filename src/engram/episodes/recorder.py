@@ -13,7 +13,7 @@ from ..core import WriteCore
 from ..errors import InvalidValueError
 from ..model import Message, Scope, check_label, utc
 from ..pii import mask_identifier
-from .values import EpisodeWrites, ThreadQuery, TurnDraft
+from ..values.episodes import EpisodeWrites, ThreadQuery, TurnDraft
 
 AUTO_PREFIX = "auto-"
 

@@ -16,7 +16,7 @@ from ..core import WriteCore
 from ..errors import InvalidValueError
 from ..limits import check_unicode
 from ..model import Scope
-from .values import EpisodeWrites, Turn, TurnQuery, TurnVector
+from ..values.episodes import EpisodeWrites, Turn, TurnQuery, TurnVector
 
 BM25_K1, BM25_B = 1.2, 0.75
 POOL = 200

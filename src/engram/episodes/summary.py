@@ -18,9 +18,9 @@ from ..core import WriteCore, superseding
 from ..errors import LLMError
 from ..llm.base import LLM, TokenUsage
 from ..model import Kind, MemoryRecord, Message, Operation, Scope, Source, Status
-from ..search.tokenize import has_cjk
+from ..text.tokenize import has_cjk
+from ..values.episodes import EpisodeLink, Thread, Turn
 from ..writes import MemoryDraft, build_record
-from .values import EpisodeLink, Thread, Turn
 
 MAX_QUOTE = 220
 SUMMARY_PROMPT = (

@@ -28,7 +28,7 @@ import pydantic
 from ..config import Settings
 from ..embed import ENSEMBLE, ENSEMBLE_PARTS, Embedder, EnsembleEmbedder, make_embedder
 from ..errors import BenchmarkDataError, ConfigError
-from ..memory import Memory
+from ..memory import Memory, open_store_for
 from ..model import Kind, Scope, Source
 from ..pii import PIIPolicy
 from ..writes import MemoryDraft
@@ -324,9 +324,10 @@ def run_eval(config: EvalConfig, *, progress: Progress | None = None,
         chosen = [(u, list(u.queries[: config.limit_queries] if config.limit_queries else u.queries)) for u in units]
         total = sum(len(queries) for _, queries in chosen)
         clock = DatasetClock()
-        first = Memory.open(base.db, embedder=embedder, settings=base, clock=clock, pii=BENCHMARK_PII)
+        store = open_store_for(base)
+        first = Memory(store, embedder=embedder, settings=base, clock=clock, pii=BENCHMARK_PII)
         tokenizer = first.tokenizer.name  # what the index's terms come from (the store's tokenizer)
-        memories = {spec.name: Memory(first.store, embedder=embedder, settings=_variant(base, spec), clock=clock,
+        memories = {spec.name: Memory(store, embedder=embedder, settings=_variant(base, spec), clock=clock,
                                       pii=BENCHMARK_PII) for spec in specs}
         runner = UnitRunner(config, specs, base, memories, clock)
         advance = progress(config.dataset, total, len(units)) if progress else (lambda n: None)

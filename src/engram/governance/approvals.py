@@ -20,8 +20,15 @@ from ..core import WriteCore
 from ..errors import ConflictError, InvalidValueError, NotFoundError
 from ..model import MemoryRecord, Operation, Scope
 from ..store.base import AuditDraft
+from ..values.governance import (
+    GovernanceWrites,
+    PendingChange,
+    PendingDecision,
+    PendingQuery,
+    PendingStatus,
+    ProposedChange,
+)
 from ..writes import EDITABLE, revise
-from .values import GovernanceWrites, PendingChange, PendingDecision, PendingQuery, PendingStatus, ProposedChange
 
 EXPIRY_ACTOR = "engram:expiry"
 EDITS = EDITABLE - {"read_only"}

@@ -31,8 +31,7 @@ from ..core import WriteCore
 from ..errors import InvalidValueError, NotFoundError
 from ..model import AuditEvent, MemoryRecord, Operation, Scope, parse_enum
 from ..store.base import AuditDraft, AuditQuery
-from ..writes import new_id
-from .values import (
+from ..values.governance import (
     GovernanceWrites,
     PendingQuery,
     PendingStatus,
@@ -43,6 +42,7 @@ from .values import (
     Verdict,
     WriteSample,
 )
+from ..writes import new_id
 
 WRITES = (Operation.CREATE, Operation.UPDATE, Operation.RESTORE)  # what a reviewer can judge
 COUNTED = tuple(op for op in Operation if op is not Operation.RECALL)  # recalls: the recall rows

@@ -19,9 +19,9 @@ import numpy as np
 from ..core import WriteCore
 from ..errors import InvalidValueError, NotFoundError
 from ..model import AuditEvent, MemoryRecord, Operation, SearchHit, Version
-from ..search.tokenize import query_terms
 from ..store.base import AuditQuery
-from .values import AnswerLink, GovernanceWrites, PendingChange, PendingQuery, RecallEvent, RecallQuery
+from ..text.tokenize import query_terms
+from ..values.governance import AnswerLink, GovernanceWrites, PendingChange, PendingQuery, RecallEvent, RecallQuery
 
 USED_COVERAGE = 0.5  # share of a memory's terms the answer repeats
 USED_SIMILARITY = 0.8  # cosine between the answer and the memory

@@ -22,9 +22,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ConflictError, InvalidValueError
-from ..governance.values import PendingChange, PendingStatus
 from ..memory import Memory
 from ..model import Scope
+from ..values.governance import PendingChange, PendingStatus
 
 INTERRUPT_TYPE = "engram.approval"
 _ACTIONS = {"approve": "approve", "approved": "approve", "accept": "approve", "edit": "approve",

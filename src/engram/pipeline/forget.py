@@ -29,8 +29,8 @@ import numpy as np
 from ..embed import Embedder
 from ..episodes.values import Turn, TurnQuery
 from ..model import Kind, MemoryRecord, Message, Scope, Status
-from ..search.tokenize import Tokenizer
 from ..store.base import RecordFilter, Store
+from ..text.tokenize import Tokenizer
 from .candidate import Candidate
 from .forget_slots import holds_slot, slots_named
 from .reconcile import word_overlap

@@ -15,7 +15,7 @@ from typing import Literal
 
 from ..errors import LLMError
 from ..model import MemoryRecord
-from ..search.tokenize import index_terms
+from ..text.tokenize import index_terms
 from .candidate import Candidate
 from .rules.common import content_terms
 from .topics import slot_changes, topics

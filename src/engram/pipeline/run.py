@@ -20,13 +20,13 @@ from ..changes import Change
 from ..core import Admitted, WriteCore, retired_by, superseding
 from ..errors import ConflictError, LLMError, PermissionDeniedError, ValidationError
 from ..governance.events import extract_detail
-from ..governance.values import GovernanceWrites, PendingChange
 from ..llm.base import TokenUsage
 from ..llm.deadline import within
 from ..model import Kind, MemoryRecord, Message, Operation, Scope, Source, Status
 from ..pii import ENCRYPTED_KEY, Redactor, mask_identifier, masked_for_display
 from ..store.base import AuditDraft, RecordFilter
 from ..store.codec import namespace_key
+from ..values.governance import GovernanceWrites, PendingChange
 from ..writes import MemoryDraft, build_record, new_id, retire, revise
 from .candidate import Candidate
 from .dates import resolve_relative

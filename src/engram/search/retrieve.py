@@ -20,10 +20,10 @@ from ..errors import InvalidValueError
 from ..model import MemoryRecord, SearchHit, Signals
 from ..store.base import RankFields, RecordFilter, ScoredId, Store, TimeRange
 from ..store.codec import microseconds
+from ..text.tokenize import DEFAULT_TOKENIZER, Tokenizer
 from .floor import overlap as term_overlap
 from .rewrite import rewrite_query
 from .timehints import TimeWindow, time_window
-from .tokenize import DEFAULT_TOKENIZER, Tokenizer
 
 Retriever = Literal["hybrid", "bm25", "vector"]
 Fusion = Literal["weighted", "rrf", "minmax"]

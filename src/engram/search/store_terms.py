@@ -21,7 +21,7 @@ import uuid
 from dataclasses import dataclass
 
 from ..store.base import Store
-from .tokenize import CJK_MODES, TOKENIZER_VERSION, CJKMode, Tokenizer
+from ..text.tokenize import CJK_MODES, TOKENIZER_VERSION, CJKMode, Tokenizer
 
 TOKENIZER_KEY = "tokenizer"
 # What an engram before tokenizer v2 left: terms, and no record of how they were made.

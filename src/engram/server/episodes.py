@@ -10,8 +10,8 @@ from fastapi import APIRouter, Depends, FastAPI, Query
 from fastapi.security import HTTPAuthorizationCredentials
 from pydantic import Field
 
-from ..episodes.shapes import consolidation_data, excerpts_data, threads_data, turns_data
 from ..memory import Memory
+from ..shapes.episodes import consolidation_data, excerpts_data, threads_data, turns_data
 from .auth import Tenancy
 from .requests import MAX_K, Body, ScopeIn
 from .routes import ERROR_RESPONSES, QueryScope

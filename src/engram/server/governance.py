@@ -19,7 +19,11 @@ from pydantic import Field
 
 from ..errors import PermissionDeniedError
 from ..governance.prometheus import CONTENT_TYPE, exposition
-from ..governance.shapes import (
+from ..limits import MAX_OFFSET
+from ..memory import Memory
+from ..shapes import hit_data as _hit_data
+from ..shapes import record_data
+from ..shapes.governance import (
     pending_data,
     provenance_data,
     recall_data,
@@ -28,11 +32,7 @@ from ..governance.shapes import (
     sample_data,
     trace_data,
 )
-from ..governance.values import PendingApprovalError, Verdict
-from ..limits import MAX_OFFSET
-from ..memory import Memory
-from ..shapes import hit_data as _hit_data
-from ..shapes import record_data
+from ..values.governance import PendingApprovalError, Verdict
 from .auth import Caller, Tenancy
 from .requests import MAX_K, Body, ScopeIn
 from .routes import ERROR_RESPONSES, QueryScope

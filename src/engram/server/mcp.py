@@ -17,11 +17,11 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import MCPServerError, ResourceError, ToolError
 
 from .. import __version__
-from ..episodes.shapes import excerpt_data
 from ..errors import EngramError
 from ..memory import Memory
 from ..model import Scope, Source, Status
 from ..shapes import add_data, hit_brief, memory_block, record_brief, version_brief
+from ..shapes.episodes import excerpt_data
 from .mcp_governance import add_governance_tools, recall_note
 from .requests import MessageIn
 

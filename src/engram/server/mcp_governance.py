@@ -12,9 +12,9 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
 from ..errors import EngramError
-from ..governance.shapes import pending_data
 from ..memory import Memory
 from ..model import Scope
+from ..shapes.governance import pending_data
 
 T = TypeVar("T")
 

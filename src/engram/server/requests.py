@@ -103,6 +103,8 @@ class MemoryIn(Body):
     pinned: bool | None = Field(None, description="true: always in the user's profile; false: never; "
                                                   "null: engram decides")
     source: SourceIn | None = None
+    subject: str | None = Field(None, description="who it is about: user (the default), team, or other:<who>")
+    slot: str | None = Field(None, description="which slot of the subject it sets (engram.slots.Slot), or null")
 
     def fields(self) -> dict[str, Any]:
         """The keyword arguments of Memory.remember (and the fields of MemoryDraft)."""
@@ -139,6 +141,8 @@ class ChangeIn(Body):
     expires_at: AwareDatetime | None = None
     read_only: bool | None = None
     pinned: bool | None = Field(None, description="true pins into the profile, false out of it, null: engram decides")
+    subject: str | None = Field(None, description="who it is about: user, team, or other:<who>")
+    slot: str | None = Field(None, description="which slot of the subject it sets (engram.slots.Slot)")
     expected_version: int | None = Field(None, ge=1)
     reason: str | None = None
     override_read_only: bool = False

@@ -51,6 +51,8 @@ class RecordOut(BaseModel):
     supersedes: str | None
     superseded_by: str | None
     pinned: bool | None
+    subject: str
+    slot: str | None
 
 
 class RecordsOut(BaseModel):

@@ -15,8 +15,9 @@ from typing import Any, Literal, Protocol, get_args
 
 import numpy as np
 
-from ..episodes.values import EpisodeWrites, Thread, ThreadQuery, Turn, TurnQuery
-from ..governance.values import (
+from ..model import AuditEvent, Job, JobStatus, Kind, MemoryRecord, Operation, Stats, Status, Version
+from ..values.episodes import EpisodeWrites, Thread, ThreadQuery, Turn, TurnQuery
+from ..values.governance import (
     GovernanceWrites,
     PendingChange,
     PendingQuery,
@@ -25,7 +26,6 @@ from ..governance.values import (
     SampleQuery,
     WriteSample,
 )
-from ..model import AuditEvent, Job, JobStatus, Kind, MemoryRecord, Operation, Stats, Status, Version
 
 MetadataOp = Literal["eq", "ne", "gt", "gte", "lt", "lte", "in", "nin", "contains", "icontains", "exists"]
 TimeField = Literal["created_at", "updated_at", "valid_from", "valid_to", "expires_at", "last_accessed_at"]
@@ -93,7 +93,7 @@ class RecordWrite:
     record must not exist yet; otherwise the stored version must equal it."""
 
     record: MemoryRecord
-    terms: str  # space-joined lexical terms (search.tokenize.index_text)
+    terms: str  # space-joined lexical terms (text.tokenize.index_text)
     embedding: np.ndarray | None
     expected_version: int | None
 
@@ -199,9 +199,10 @@ OrderBy = Literal["created_at", "updated_at", "valid_from", "importance"]
 ORDERS: tuple[str, ...] = get_args(OrderBy)
 
 
-class Store(Protocol):
-    """What a backend must do. All methods take the tenant explicitly; there is
-    no read path without one."""
+class RecordStore(Protocol):
+    """Role 1, records: the one write (``apply``: every row of a change in one transaction)
+    and the record reads (records, their search indexes, versions, audit). All methods take
+    the tenant explicitly; there is no read path without one."""
 
     dialect: str
     capabilities: frozenset[str]  # e.g. {"hnsw", "row_level_security"}
@@ -239,23 +240,11 @@ class Store(Protocol):
 
     def tenants(self) -> list[str]: ...
 
-    def erase_traces(self) -> str | None:
-        """After a purge: make what it deleted unreadable in the database files now, if
-        the backend can without waiting. None when nothing deleted is left on disk;
-        otherwise what still holds it and what will finish the job."""
-        ...
+    def stats(self, tenant: str | None = None) -> Stats: ...
 
-    # -- store-wide settings: what produced the stored index (e.g. "tokenizer") --------------
 
-    def meta(self, key: str) -> str | None:
-        """A store-wide setting, or None when it was never recorded."""
-        ...
-
-    def set_meta(self, key: str, value: str, *, only_if_absent: bool = False, expected: str | None = None) -> str:
-        """Record a store-wide setting; returns the value stored afterwards (with
-        ``only_if_absent``, an existing value wins, so concurrent openers agree; with
-        ``expected``, it is written only over that value: a compare-and-swap)."""
-        ...
+class JobQueue(Protocol):
+    """Role 2, the background job queue (jobs are enqueued through ``WriteBatch.jobs``)."""
 
     def claim_job(self, now: datetime, lease_seconds: float) -> Job | None: ...
 
@@ -266,19 +255,10 @@ class Store(Protocol):
 
     def jobs(self, tenant: str | None, statuses: Sequence[JobStatus] = (), limit: int = 100) -> list[Job]: ...
 
-    def stats(self, tenant: str | None = None) -> Stats: ...
 
-    # -- governance (engram.governance): written through WriteBatch.governance ----------------
-
-    def pending_changes(self, tenant: str | None, query: PendingQuery) -> list[PendingChange]:
-        """Proposals awaiting (or past) review, oldest first; ``tenant=None`` reads every tenant."""
-        ...
-
-    def recalls(self, tenant: str, query: RecallQuery) -> list[RecallEvent]: ...
-
-    def write_samples(self, tenant: str, query: SampleQuery) -> list[WriteSample]: ...
-
-    # -- episodes (engram.episodes): written through WriteBatch.episodes ----------------------
+class EpisodeStore(Protocol):
+    """Role 3, episodes (engram.episodes): threads and turns, read here, written through
+    ``WriteBatch.episodes``."""
 
     def turns(self, tenant: str, query: TurnQuery) -> list[Turn]: ...
 
@@ -300,10 +280,52 @@ class Store(Protocol):
 
     def episode_counts(self, tenant: str | None) -> dict[str, int]: ...
 
+
+class GovernanceReads(Protocol):
+    """Role 4, governance reads (engram.governance): written through ``WriteBatch.governance``."""
+
+    def pending_changes(self, tenant: str | None, query: PendingQuery) -> list[PendingChange]:
+        """Proposals awaiting (or past) review, oldest first; ``tenant=None`` reads every tenant."""
+        ...
+
+    def recalls(self, tenant: str, query: RecallQuery) -> list[RecallEvent]: ...
+
+    def write_samples(self, tenant: str, query: SampleQuery) -> list[WriteSample]: ...
+
+
+class StoreAdmin(Protocol):
+    """Role 5, administration: store-wide settings (what produced the stored index, e.g.
+    "tokenizer"), the consolidation lease, what a purge leaves on disk, closing. Migrations
+    run when a backend opens (store/*_migrations.py), outside the protocol."""
+
+    def meta(self, key: str) -> str | None:
+        """A store-wide setting, or None when it was never recorded."""
+        ...
+
+    def set_meta(self, key: str, value: str, *, only_if_absent: bool = False, expected: str | None = None) -> str:
+        """Record a store-wide setting; returns the value stored afterwards (with
+        ``only_if_absent``, an existing value wins, so concurrent openers agree; with
+        ``expected``, it is written only over that value: a compare-and-swap)."""
+        ...
+
     def scope_lease(self, tenant: str, namespace: tuple[str, ...], holder: str, now: datetime,
                     seconds: float) -> AbstractContextManager[bool]:
         """Leader lock of one scope's consolidation: yields True to the one holder
         (SQLite: a lease row; PostgreSQL: a session advisory lock), False to others."""
         ...
 
+    def erase_traces(self) -> str | None:
+        """After a purge: make what it deleted unreadable in the database files now, if
+        the backend can without waiting. None when nothing deleted is left on disk;
+        otherwise what still holds it and what will finish the job."""
+        ...
+
     def close(self) -> None: ...
+
+
+class Store(RecordStore, JobQueue, EpisodeStore, GovernanceReads, StoreAdmin, Protocol):
+    """What a backend must do: every role. Code that needs one role may ask for that role's
+    protocol alone; the conformance suite checks every role on every backend."""
+
+
+STORE_ROLES: tuple[type, ...] = (RecordStore, JobQueue, EpisodeStore, GovernanceReads, StoreAdmin)

@@ -21,10 +21,13 @@ from ..model import (
     Source,
     Status,
     Version,
+    check_slot,
+    check_subject,
     check_unit_interval,
     freeze_mapping,
     parse_enum,
 )
+from ..slots import USER
 from .base import RankFields
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -131,6 +134,8 @@ def record_to_data(record: MemoryRecord) -> dict[str, Any]:
         "supersedes": record.supersedes,
         "superseded_by": record.superseded_by,
         "pinned": record.pinned,
+        "subject": record.subject,
+        "slot": record.slot,
     }
 
 
@@ -187,6 +192,8 @@ def record_from_data(data: dict[str, Any]) -> MemoryRecord:
             supersedes=data.get("supersedes"),
             superseded_by=data.get("superseded_by"),
             pinned=_pinned(data.get("pinned")),
+            subject=check_subject(data.get("subject", USER)),
+            slot=check_slot(data.get("slot")),
         )
     except KeyError as exc:
         raise InvalidValueError(f"record is missing field {exc.args[0]!r}") from None

@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from ..episodes.values import EpisodeWrites, Thread, ThreadQuery, Turn, TurnDraft, TurnQuery
 from ..errors import ConflictError
+from ..values.episodes import EpisodeWrites, Thread, ThreadQuery, Turn, TurnDraft, TurnQuery
 from .codec import SEPARATOR, dumps, namespace_from_key, namespace_key, namespace_range
 from .sql import Dialect, DialectTables, _check_stored
 

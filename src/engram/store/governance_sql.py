@@ -15,7 +15,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ..errors import ConflictError, NotFoundError
-from ..governance.values import (
+from ..model import MemoryRecord, Operation, freeze_mapping
+from ..values.governance import (
     GovernanceWrites,
     PendingChange,
     PendingQuery,
@@ -28,7 +29,6 @@ from ..governance.values import (
     Verdict,
     WriteSample,
 )
-from ..model import MemoryRecord, Operation, freeze_mapping
 from .codec import dumps, from_epoch, namespace_from_key, namespace_key, namespace_range, record_from_data
 from .codec import record_to_data as _record_data
 from .sql import Dialect, DialectTables

@@ -36,8 +36,8 @@ from psycopg.types import TypeInfo
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from ..errors import ConflictError, ConnectionLostError, EngramError, InvalidValueError, StorageError
-from ..governance.values import PendingChange, PendingQuery, RecallEvent, RecallQuery, SampleQuery, WriteSample
 from ..model import AuditEvent, Job, JobStatus, MemoryRecord, Stats, Version, check_label
+from ..values.governance import PendingChange, PendingQuery, RecallEvent, RecallQuery, SampleQuery, WriteSample
 from . import episodes_sql as episodes
 from . import governance_sql as governance
 from . import postgres_jobs as jobs

@@ -192,6 +192,9 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
     (6, "store-wide settings", "CREATE TABLE {schema}.engram_meta (key text PRIMARY KEY, value text NOT NULL);"),
     (7, "a memory pinned into or out of the user's profile (NULL: engram decides)",
      "ALTER TABLE {schema}.memories ADD COLUMN pinned boolean;"),
+    (8, "who a memory is about and which slot of theirs it sets",
+     "ALTER TABLE {schema}.memories ADD COLUMN subject text NOT NULL DEFAULT 'user';"
+     "ALTER TABLE {schema}.memories ADD COLUMN slot text;"),
 )
 
 

@@ -38,7 +38,7 @@ RECORD_COLUMNS = (
     "tenant_id", "id", "namespace", "kind", "content", "category", "tags", "metadata", "importance", "confidence",
     "sensitivity", "status", "version", "valid_from", "valid_to", "expires_at", "created_at", "updated_at",
     "last_accessed_at", "access_count", "actor", "thread_id", "message_id", "embedding_model", "read_only",
-    "supersedes", "superseded_by", "reply_to", "pinned",
+    "supersedes", "superseded_by", "reply_to", "pinned", "subject", "slot",
 )
 WRITE_COLUMNS = (*RECORD_COLUMNS, "embedding", "tf", "doc_len", "tsv")
 SELECT_RECORD = ", ".join(RECORD_COLUMNS)
@@ -87,7 +87,8 @@ def record_params(write: RecordWrite) -> tuple:
         r.status.value, r.version, r.valid_from, r.valid_to, r.expires_at, r.created_at, r.updated_at,
         r.last_accessed_at, r.access_count, r.source.actor, r.source.thread_id, r.source.message_id,
         r.embedding_model if embedding is not None else None, r.read_only, r.supersedes, r.superseded_by,
-        r.source.reply_to, r.pinned, embedding, Jsonb(counts), doc_length(write.terms, r.scope.namespace), tsv,
+        r.source.reply_to, r.pinned, r.subject, r.slot, embedding, Jsonb(counts),
+        doc_length(write.terms, r.scope.namespace), tsv,
     )
 
 
@@ -121,7 +122,8 @@ def _scope(tenant: str, namespace: str) -> Scope:
 def record_from_row(row: Sequence[Any]) -> MemoryRecord:
     (tenant, id_, namespace, kind, content, category, tags, metadata, importance, confidence, sensitivity, status,
      version, valid_from, valid_to, expires_at, created_at, updated_at, last_accessed_at, access_count, actor,
-     thread_id, message_id, embedding_model, read_only, supersedes, superseded_by, reply_to, pinned) = row
+     thread_id, message_id, embedding_model, read_only, supersedes, superseded_by, reply_to, pinned, subject,
+     slot) = row
     return MemoryRecord(
         id=id_,
         scope=_scope(tenant, namespace),
@@ -148,6 +150,8 @@ def record_from_row(row: Sequence[Any]) -> MemoryRecord:
         supersedes=supersedes,
         superseded_by=superseded_by,
         pinned=pinned,
+        subject=subject,
+        slot=slot,
     )
 
 

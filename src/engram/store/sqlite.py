@@ -34,8 +34,8 @@ from ..errors import (
     StorageError,
     StorageFullError,
 )
-from ..governance.values import PendingChange, PendingQuery, RecallEvent, RecallQuery, SampleQuery, WriteSample
 from ..model import AuditEvent, Job, JobStatus, MemoryRecord, Stats, Version
+from ..values.governance import PendingChange, PendingQuery, RecallEvent, RecallQuery, SampleQuery, WriteSample
 from . import episodes_sql as episodes
 from . import erase_sql as erase
 from . import governance_sql as governance

@@ -120,4 +120,12 @@ MIGRATIONS: tuple[tuple[int, str, str | Callable[[Connection], None]], ...] = (
     (7, "a memory pinned into or out of the user's profile (NULL: engram decides)",
      "ALTER TABLE memories ADD COLUMN pinned INTEGER"),
     (8, "vectors packed per scope in chunks with the fields search filters and ranks on", vector_chunks),
+    (
+        9,
+        "who a memory is about and which slot of theirs it sets",
+        """
+        ALTER TABLE memories ADD COLUMN subject TEXT NOT NULL DEFAULT 'user';
+        ALTER TABLE memories ADD COLUMN slot TEXT
+        """,
+    ),
 )

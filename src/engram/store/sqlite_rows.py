@@ -37,7 +37,7 @@ _RECORD_COLUMNS = (
     "tenant", "id", "namespace", "kind", "content", "category", "tags", "metadata", "importance", "confidence",
     "sensitivity", "status", "version", "valid_from", "valid_to", "expires_at", "created_at", "updated_at",
     "last_accessed_at", "access_count", "actor", "thread_id", "message_id", "embedding_model", "embedding",
-    "read_only", "supersedes", "superseded_by", "reply_to", "pinned", "terms",
+    "read_only", "supersedes", "superseded_by", "reply_to", "pinned", "subject", "slot", "terms",
 )
 _UPSERT = (
     f"INSERT INTO memories ({', '.join(_RECORD_COLUMNS)}) VALUES ({', '.join('?' * len(_RECORD_COLUMNS))}) "
@@ -70,7 +70,7 @@ def record_values(write: RecordWrite) -> tuple:
         to_epoch(r.created_at), to_epoch(r.updated_at), to_epoch(r.last_accessed_at), r.access_count,
         r.source.actor, r.source.thread_id, r.source.message_id, r.embedding_model if embedded else None,
         None, int(r.read_only), r.supersedes, r.superseded_by, r.source.reply_to,
-        None if r.pinned is None else int(r.pinned), write.terms,
+        None if r.pinned is None else int(r.pinned), r.subject, r.slot, write.terms,
     )
 
 
@@ -155,7 +155,8 @@ def record_from_row(row: sqlite3.Row) -> MemoryRecord:
     """A record from a row selected with RECORD_SELECT (positional: faster than by name)."""
     (tenant, record_id, namespace, kind, content, category, tags, metadata, importance, confidence, sensitivity,
      status, version, valid_from, valid_to, expires_at, created_at, updated_at, last_accessed_at, access_count,
-     actor, thread_id, message_id, embedding_model, read_only, supersedes, superseded_by, reply_to, pinned) = row
+     actor, thread_id, message_id, embedding_model, read_only, supersedes, superseded_by, reply_to, pinned, subject,
+     slot) = row
     return MemoryRecord(
         id=record_id,
         scope=_scope(tenant, namespace),
@@ -182,6 +183,8 @@ def record_from_row(row: sqlite3.Row) -> MemoryRecord:
         supersedes=supersedes,
         superseded_by=superseded_by,
         pinned=None if pinned is None else bool(pinned),
+        subject=subject,
+        slot=slot,
     )
 
 

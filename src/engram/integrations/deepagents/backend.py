@@ -50,10 +50,10 @@ from langgraph.types import interrupt
 from wcmatch import glob as wcglob
 
 from ...errors import ConflictError, EngramError, InvalidValueError, PermissionDeniedError
-from ...governance.values import PendingApprovalError, PendingChange
 from ...memory import Memory
 from ...model import MemoryRecord, Scope
-from ...search.tokenize import has_cjk
+from ...text.tokenize import has_cjk
+from ...values.governance import PendingApprovalError, PendingChange
 from .. import _approval
 from .._slots import Slots
 from . import _files as files

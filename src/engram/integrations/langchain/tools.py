@@ -23,11 +23,11 @@ from langchain_core.runnables import RunnableConfig, ensure_config
 from langchain_core.tools import StructuredTool, ToolException
 from pydantic import BaseModel, Field
 
-from ...episodes.shapes import excerpt_data
 from ...errors import EngramError, InvalidValueError, PermissionDeniedError
 from ...memory import Memory
 from ...model import Scope, Source
 from ...shapes import hit_brief, record_brief
+from ...shapes.episodes import excerpt_data
 
 NamespaceTemplate = Sequence[str]
 DEFAULT_NAMESPACE: tuple[str, ...] = ("users", "{user_id}")

@@ -185,7 +185,7 @@ def content_terms(text: str) -> set[str]:
     """A memory's terms without the words that only name its subject ("the user", "用户").
     Chinese counts single characters (less what only holds a sentence together), so
     "开庭改到3月22号" and "3月8号在法院开庭" share 开, 庭, 月, 号 — bigrams would share nothing."""
-    from ...search.tokenize import index_terms
+    from ...text.tokenize import index_terms
 
     terms = set(index_terms(text)) - SUBJECT_TERMS - _FUNCTION_EN
     if _HAN_CHAR.search(text):

@@ -7,11 +7,11 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from ..shapes import audit_data, record_data, version_data
-from .keys import KeyStatus, Revealed, Rotation
-from .quality import Accuracy, QualityReport, SampleForReview
-from .recalls import Provenance, RecallTrace
-from .values import PendingChange, RecallEvent, WriteSample
+from ..governance.keys import KeyStatus, Revealed, Rotation
+from ..governance.quality import Accuracy, QualityReport, SampleForReview
+from ..governance.recalls import Provenance, RecallTrace
+from ..values.governance import PendingChange, RecallEvent, WriteSample
+from . import audit_data, record_data, version_data
 
 
 def _iso(moment: datetime | None) -> str | None:

@@ -11,15 +11,15 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO
 
-from . import jsonl, maintenance
-from .core import WriteCore
-from .embed.reindex import reindex_store
-from .episodes.facade import Consolidation, Threads
-from .governance.facade import Approvals
-from .maintenance import MaintenanceReport
-from .model import Job, JobStatus, Scope, check_label, check_scope
-from .pipeline import jobs as _jobs
-from .pipeline.run import Pipeline
+from .. import jsonl, maintenance
+from ..core import WriteCore
+from ..maintenance import MaintenanceReport
+from ..model import Job, JobStatus, Scope, check_label, check_scope
+from ..pipeline import jobs as _jobs
+from ..pipeline.reindex import reindex_store
+from ..pipeline.run import Pipeline
+from .episodes import Consolidation, Threads
+from .governance import Approvals
 
 DEFAULT_ACTOR = "app"
 

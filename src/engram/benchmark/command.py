@@ -120,10 +120,10 @@ def bench(
     if concurrency:
         _concurrency(writers, readers, seconds, write_batch, users, embedder, threads, db, seed, out)
         return
-    from ..benchmark.corpus import WORKLOADS
-    from ..benchmark.report import speed_table, verdict_lines
-    from ..benchmark.speed import SpeedConfig, run_speed
-    from ..benchmark.systems import ALL_SYSTEMS
+    from .corpus import WORKLOADS
+    from .report import speed_table, verdict_lines
+    from .speed import SpeedConfig, run_speed
+    from .systems import ALL_SYSTEMS
 
     if workload not in WORKLOADS:
         raise typer.BadParameter(f"unknown workload {workload!r}; choose from {', '.join(WORKLOADS)}")
@@ -152,8 +152,8 @@ def bench(
 
 def _concurrency(writers: int, readers: int, seconds: float, write_batch: int, users: int, embedder: str,
                  threads: int | None, db: Path | None, seed: int, out: Path | None) -> None:
-    from ..benchmark.concurrency import ConcurrencyConfig, run_concurrency
-    from ..benchmark.report import concurrency_table
+    from .concurrency import ConcurrencyConfig, run_concurrency
+    from .report import concurrency_table
 
     config = ConcurrencyConfig(writers=writers, readers=readers, seconds=seconds, batch=write_batch, users=users,
                                embedder=embedder, blas_threads=threads, path=str(db) if db else None, seed=seed)

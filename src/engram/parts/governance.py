@@ -12,18 +12,18 @@ from typing import Any
 
 from ..core import WriteCore
 from ..errors import InvalidValueError, NotFoundError
+from ..governance import approvals as _approvals
+from ..governance import keys as _keys
+from ..governance import quality as _quality
+from ..governance import recalls as _recalls
+from ..governance.keys import KeyStatus, Revealed, Rotation
+from ..governance.quality import QualityReport, SampleForReview
+from ..governance.recalls import Provenance, RecallTrace
 from ..limits import check_count, check_offset
 from ..model import AuditEvent, MemoryRecord, Operation, Scope, check_scope, parse_enum, utc
 from ..pii import mask_identifier
 from ..store.base import AuditQuery
-from . import approvals as _approvals
-from . import keys as _keys
-from . import quality as _quality
-from . import recalls as _recalls
-from .keys import KeyStatus, Revealed, Rotation
-from .quality import QualityReport, SampleForReview
-from .recalls import Provenance, RecallTrace
-from .values import PendingChange, PendingStatus, RecallEvent, SampleQuery, Verdict, WriteSample
+from ..values.governance import PendingChange, PendingStatus, RecallEvent, SampleQuery, Verdict, WriteSample
 
 DEFAULT_WINDOW = timedelta(days=1)
 DEFAULT_SAMPLE_SINCE = timedelta(days=7)

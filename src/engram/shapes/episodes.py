@@ -8,8 +8,8 @@ from datetime import datetime
 from typing import Any
 
 from ..consolidation.run import ConsolidationReport, ScopeReport
-from .search import ThreadExcerpt
-from .values import Thread, Turn
+from ..episodes.search import ThreadExcerpt
+from ..values.episodes import Thread, Turn
 
 JSON = dict[str, Any]
 

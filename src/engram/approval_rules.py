@@ -31,16 +31,16 @@ from datetime import datetime, timedelta
 from fnmatch import fnmatchcase
 from typing import TYPE_CHECKING, Any
 
-from ..config_files import read_config
-from ..errors import ConfigError, InvalidValueError
-from ..model import Kind, MemoryRecord, Operation, Sensitivity, freeze_mapping, parse_enum, tenant_in_config
-from ..pii import ENCRYPTED_KEY
-from ..store.base import AuditDraft
-from ..writes import new_id
-from .values import PendingChange, PendingStatus, ProposedChange
+from .config_files import read_config
+from .errors import ConfigError, InvalidValueError
+from .model import Kind, MemoryRecord, Operation, Sensitivity, freeze_mapping, parse_enum, tenant_in_config
+from .pii import ENCRYPTED_KEY
+from .store.base import AuditDraft
+from .values.governance import PendingChange, PendingStatus, ProposedChange
+from .writes import new_id
 
 if TYPE_CHECKING:
-    from ..changes import Change, WriteIntent
+    from .changes import Change, WriteIntent
 
 DEFAULT_OPERATIONS = (Operation.CREATE, Operation.UPDATE, Operation.RESTORE)
 ASKABLE = frozenset({Operation.CREATE, Operation.UPDATE, Operation.RESTORE, Operation.SUPERSEDE, Operation.FORGET})

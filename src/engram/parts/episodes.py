@@ -14,6 +14,9 @@ from ..config import Settings
 from ..consolidation.run import ConsolidationReport, Consolidator
 from ..consolidation.schedule import Schedule, ScheduleClock, load_schedules
 from ..core import WriteCore
+from ..episodes.recorder import record_turns
+from ..episodes.retention import Retention
+from ..episodes.search import SearchOptions, ThreadExcerpt, search_turns
 from ..errors import InvalidValueError, NotFoundError
 from ..limits import check_count
 from ..llm.base import LLM
@@ -21,11 +24,18 @@ from ..model import MemoryRecord, Scope, check_scope, utc
 from ..pii import mask_identifier
 from ..pipeline.messages import Message, normalize_messages
 from ..pipeline.run import Pipeline
-from .recorder import record_turns
-from .retention import Retention
-from .search import SearchOptions, ThreadExcerpt, search_turns
-from .values import EpisodeWrites, Thread, ThreadQuery, Turn, TurnQuery
+from ..values.episodes import EpisodeWrites, Thread, ThreadQuery, Turn, TurnQuery
 
+
+def keep_turns(
+    core: WriteCore, settings: Settings, turns: Sequence[Message], scope: Scope, thread_id: str | None,
+    metadata: Mapping[str, Any] | None, turn_metadata: Mapping[str, Any] | None = None,
+) -> str | None:
+    """Turns already normalized (``add()`` has them) kept in their thread; None when episodes are off."""
+    if not settings.episodes:
+        return None
+    return record_turns(core, turns, scope, thread_id, idle_gap=idle_gap(settings),
+                        metadata=metadata, turn_metadata=turn_metadata)
 
 class Threads:
     """``memory.threads``: conversations kept turn by turn, searched later, and the
@@ -44,17 +54,7 @@ class Threads:
         check_scope(scope)
         turns = normalize_messages(messages)
         self._core.limits.check_turns([turn.content for turn in turns])
-        return self._keep(turns, scope, thread_id, metadata)
-
-    def _keep(
-        self, turns: Sequence[Message], scope: Scope, thread_id: str | None, metadata: Mapping[str, Any] | None,
-        turn_metadata: Mapping[str, Any] | None = None,
-    ) -> str | None:
-        """Turns already normalized (``add()`` has them) kept in their thread."""
-        if not self._settings.episodes:
-            return None
-        return record_turns(self._core, turns, scope, thread_id, idle_gap=idle_gap(self._settings),
-                            metadata=metadata, turn_metadata=turn_metadata)
+        return keep_turns(self._core, self._settings, turns, scope, thread_id, metadata)
 
     def _stored_id(self, thread_id: str, scope: Scope) -> str:
         """A thread id as it was stored: what the PII policy masks, masked the same way."""

@@ -16,10 +16,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from .model import AuditEvent, Job, Kind, MemoryRecord, Page, SearchHit, Signals, Stats, Version
+from ..model import AuditEvent, Job, Kind, MemoryRecord, Page, SearchHit, Signals, Stats, Version
+from ..store.codec import record_to_data, version_to_data
 
 if TYPE_CHECKING:
-    from .search.context import ContextBlock
+    from ..search.context import ContextBlock
 
 JSON = dict[str, Any]
 # What a tenant may see of Stats.extra over the network: the database's path, size and
@@ -37,40 +38,10 @@ def _iso(moment: datetime | None) -> str | None:
 
 
 def record_data(record: MemoryRecord) -> JSON:
-    """Every field of a record (the JSONL export's record line)."""
-    return {
-        "id": record.id,
-        "tenant": record.scope.tenant,
-        "namespace": list(record.scope.namespace),
-        "kind": record.kind.value,
-        "content": record.content,
-        "category": record.category,
-        "tags": list(record.tags),
-        "metadata": dict(record.metadata),
-        "importance": record.importance,
-        "confidence": record.confidence,
-        "sensitivity": record.sensitivity.value,
-        "status": record.status.value,
-        "version": record.version,
-        "valid_from": _iso(record.valid_from),
-        "valid_to": _iso(record.valid_to),
-        "expires_at": _iso(record.expires_at),
-        "created_at": _iso(record.created_at),
-        "updated_at": _iso(record.updated_at),
-        "last_accessed_at": _iso(record.last_accessed_at),
-        "access_count": record.access_count,
-        "source": {
-            "actor": record.source.actor,
-            "thread_id": record.source.thread_id,
-            "message_id": record.source.message_id,
-            "reply_to": record.source.reply_to,
-        },
-        "embedding_model": record.embedding_model,
-        "read_only": record.read_only,
-        "supersedes": record.supersedes,
-        "superseded_by": record.superseded_by,
-        "pinned": record.pinned,
-    }
+    """Every field of a record (the JSONL export's record line): the store's record codec,
+    so a record reads the same in the database's version snapshots, the export, the CLI,
+    HTTP and MCP."""
+    return record_to_data(record)
 
 
 BRIEF_FIELDS = ("id", "kind", "content", "importance", "tags", "category", "status", "version", "updated_at")
@@ -84,15 +55,7 @@ def record_brief(record: MemoryRecord) -> JSON:
 
 
 def version_data(version: Version) -> JSON:
-    return {
-        "record_id": version.record_id,
-        "version": version.version,
-        "operation": version.operation.value,
-        "actor": version.actor,
-        "at": _iso(version.at),
-        "reason": version.reason,
-        "record": None if version.record is None else record_data(version.record),
-    }
+    return version_to_data(version)
 
 
 def version_brief(version: Version) -> JSON:
@@ -146,7 +109,7 @@ def context_data(block: ContextBlock) -> JSON:
 def memory_block(records: Sequence[MemoryRecord], language: str = "en") -> str:
     """The memories of a scope as one block grouped by kind, in the headings and order
     of ``Memory.context`` (used where there is no query, e.g. MCP's engram://memory)."""
-    from .search.context import HEADINGS, KIND_ORDER
+    from ..search.context import HEADINGS, KIND_ORDER
 
     sections = [f"## {BLOCK_TITLES[language]}"]
     for kind in KIND_ORDER:
