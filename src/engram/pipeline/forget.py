@@ -27,7 +27,7 @@ from datetime import datetime, timedelta
 import numpy as np
 
 from ..embed import Embedder
-from ..episodes.values import Turn, TurnQuery
+from ..values.episodes import Turn, TurnQuery
 from ..model import Kind, MemoryRecord, Message, Scope, Status
 from ..store.base import RecordFilter, Store
 from ..text.tokenize import Tokenizer
