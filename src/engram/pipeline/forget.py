@@ -27,10 +27,10 @@ from datetime import datetime, timedelta
 import numpy as np
 
 from ..embed import Embedder
-from ..values.episodes import Turn, TurnQuery
 from ..model import Kind, MemoryRecord, Message, Scope, Status
 from ..store.base import RecordFilter, Store
 from ..text.tokenize import Tokenizer
+from ..values.episodes import Turn, TurnQuery
 from .candidate import Candidate
 from .forget_slots import holds_slot, slots_named
 from .reconcile import word_overlap

@@ -15,9 +15,9 @@ from .topics import topics
 
 # slot → (words in a forget that name the slot, words in a memory that hold it, topics.py topic)
 _SLOTS: dict[str, tuple[str, str, str | None]] = {
-    "residence": (r"\baddress\b|\bwhere i live\b|\bwhere i stay\b|\bmy (?:home|place|flat|apartment|house)\b"
+    "residence": (r"\baddress(?:es)?\b|\bwhere i live\b|\bwhere i stay\b|\bmy (?:home|place|flat|apartment|house)\b"
                   r"|\bneighbou?rhood\b|住址|地址|住哪|住的地方|住处|家住|住在哪", "", "residence"),
-    "phone": (r"\bphone\b|\bnumber\b|\bmobile\b|\bcell\b|手机|电话|号码",
+    "phone": (r"\bphone\b|\bnumbers?\b|\bmobile\b|\bcell\b|手机|电话|号码",
               r"\bphone\b|\bmobile\b|\bcell\b|\+?\d[\d -]{6,}|\[PHONE\]|手机|电话|号码", None),
     "email": (r"\be-?mail\b|邮箱", r"\be-?mail\b|@|\[EMAIL\]|邮箱", None),
     "employer": (r"\bjob\b|\bemployer\b|\bwork(?:place)?\b|\bcompany\b|\boffice\b|工作|公司|单位",
@@ -34,7 +34,7 @@ _SLOTS: dict[str, tuple[str, str, str | None]] = {
     "school": (r"\bschool\b|\buni(?:versity)?\b|\bcollege\b|\bdegree\b|学校|大学|专业", "", "study"),
     "diet": (r"\bdiet\b|\beating habits\b|\bwhat i eat\b|饮食|忌口|吃素", "", "diet"),
     "allergies": (r"\ballerg\w*|过敏", r"\ballerg\w*|过敏", None),
-    "health": (r"\bhealth\b|\bmental\b|心理|\bmedical\b|\bcondition\b|\bdiagnos\w*|\bmedication\b|\bmeds\b|\bpills\b"
+    "health": (r"\bhealth\b|\bmental\b|心理|\bmedical\b|\bconditions?\b|\bdiagnos\w*|\bmedications?\b|\bmeds\b|\bpills\b"
                r"|病|健康|身体|吃药|用药|怀孕|pregnan\w*",
                r"\bpregnan\w*|怀孕|\b(?:depress|anxi|adhd|autis|diabet|asthma)\w*|抑郁|焦虑", "health"),
     "relationship": (r"\brelationship\b|\bpartner\b|\bboyfriend\b|\bgirlfriend\b|\bex\b|\bdating\b|\bhusband\b"
