@@ -34,8 +34,8 @@ _SLOTS: dict[str, tuple[str, str, str | None]] = {
     "school": (r"\bschool\b|\buni(?:versity)?\b|\bcollege\b|\bdegree\b|学校|大学|专业", "", "study"),
     "diet": (r"\bdiet\b|\beating habits\b|\bwhat i eat\b|饮食|忌口|吃素", "", "diet"),
     "allergies": (r"\ballerg\w*|过敏", r"\ballerg\w*|过敏", None),
-    "health": (r"\bhealth\b|\bmental\b|心理|\bmedical\b|\bconditions?\b|\bdiagnos\w*|\bmedications?\b|\bmeds\b|\bpills\b"
-               r"|病|健康|身体|吃药|用药|怀孕|pregnan\w*",
+    "health": (r"\bhealth\b|\bmental\b|心理|\bmedical\b|\bconditions?\b|\bdiagnos\w*|\bmedications?\b"
+               r"|\bmeds\b|\bpills\b|病|健康|身体|吃药|用药|怀孕|pregnan\w*",
                r"\bpregnan\w*|怀孕|\b(?:depress|anxi|adhd|autis|diabet|asthma)\w*|抑郁|焦虑", "health"),
     "relationship": (r"\brelationship\b|\bpartner\b|\bboyfriend\b|\bgirlfriend\b|\bex\b|\bdating\b|\bhusband\b"
                      r"|\bwife\b|\bengage\w*|\bmarri\w*|感情|对象|男朋友|女朋友|前任|老公|老婆|前男友|前女友|婚姻|订婚|结婚|恋爱",
