@@ -220,3 +220,25 @@ def test_quoted_and_pasted_text_is_not_the_users_own_words(text, own):
 def test_a_multi_line_pasted_email_keeps_only_its_first_line():
     assert own_words(PASTED_EMAIL).strip() == "Can you summarise this email for me:"
     assert forget_requests(PASTED_EMAIL) == []
+
+
+# --- the shipped classifier -----------------------------------------------------------------
+
+
+def test_the_shipped_classifier_loads_and_reads_requests_apart_from_forgets():
+    from engram.pipeline.forget_model import ForgetClassifier
+
+    model = ForgetClassifier.load()
+    assert model.weights.shape == (512,) and 0.5 <= model.threshold < 1.0
+    scores = model.scores(["please stop keeping notes on my back injury", "cancel my 3pm with the dentist"])
+    assert scores[0] >= model.threshold > scores[1]
+
+
+def test_unreadable_weights_are_a_typed_error(tmp_path):
+    from engram import EmbeddingError
+    from engram.pipeline.forget_model import ForgetClassifier
+
+    broken = tmp_path / "broken.npz"
+    broken.write_bytes(b"not an npz")
+    with pytest.raises(EmbeddingError, match="unreadable"):
+        ForgetClassifier.load(broken)
