@@ -160,6 +160,22 @@ def test_forget_that_after_a_fact_in_the_same_thread_retires_it(live):
     assert any("jazz" in t for t in active(memory, scope))
 
 
+@pytest.mark.parametrize(("fact", "take_back", "kept"), [
+    ("I'm dating Sam.", "Actually forget that.", "jazz"),
+    ("我在谈恋爱，对象叫小林。", "当我没说", "爵士"),
+])
+def test_forget_that_in_the_same_add_without_message_ids_takes_back_the_message_before(live, fact, take_back,
+                                                                                        kept):
+    memory, _ = live
+    scope = Scope.for_user("acme", "w")
+    liked = "I like jazz." if kept == "jazz" else "我喜欢爵士乐。"
+    result = memory.add([{"role": "user", "content": liked}, {"role": "user", "content": fact},
+                         {"role": "user", "content": take_back}], scope)
+    texts = active(memory, scope)
+    assert any(kept in t for t in texts) and not any("Sam" in t or "小林" in t for t in texts)
+    assert any(e.event == "SKIPPED" and "asked to forget" in e.reason for e in result.events)
+
+
 def test_a_question_then_forget_it_in_one_message_retires_nothing(live):
     memory, clock = live
     scope = Scope.for_user("acme", "v")

@@ -228,15 +228,31 @@ def just_said(store: Store, candidates: Sequence[Candidate], context: ForgetCont
 
 def _from_messages(candidates: Sequence[Candidate], said: Sequence[Message],
                    positions: Sequence[int]) -> tuple[Candidate, ...]:
-    """The candidates extracted from these messages: by message id, or, when the turns carry
-    no ids, only when the add() holds a single user message (nothing else they can be from)."""
+    """The candidates extracted from these messages: by message id; when the turns carry no
+    ids, every candidate if the add() holds a single user message, else those whose words
+    come from these messages more than from any other user message."""
     ids = {said[i].id for i in positions if said[i].id}
     if ids:
         return tuple(c for c in candidates if c.source_message_ids and set(c.source_message_ids) <= ids)
-    users = [m for m in said if m.role == "user"]
-    if len(users) == 1 and not any(m.id for m in said):
-        return tuple(c for c in candidates if not c.source_message_ids)
-    return ()
+    users = [i for i, m in enumerate(said) if m.role == "user"]
+    unlabelled = [c for c in candidates if not c.source_message_ids]
+    if len(users) == 1:
+        return tuple(unlabelled)
+    return tuple(c for c in unlabelled if _said_in(c, said, users) in positions)
+
+
+def _said_in(candidate: Candidate, said: Sequence[Message], users: Sequence[int]) -> int | None:
+    """The user message a candidate's words come from (None when none holds half of them)."""
+    overlap = {i: _overlap(candidate.content, said[i].content) for i in users}
+    best = max(overlap, key=lambda i: overlap[i])
+    return best if overlap[best] >= TOPIC_WORDS else None
+
+
+def _overlap(candidate: str, message: str) -> float:
+    if _CJK.search(candidate):
+        pairs = _pairs(candidate)
+        return len(pairs & _pairs(message)) / len(pairs) if pairs else 0.0
+    return word_overlap(candidate, message)
 
 
 def _previous_turn(store: Store, context: ForgetContext) -> list[MemoryRecord]:
