@@ -295,3 +295,10 @@ def test_the_async_face_is_derived_from_the_sync_one():
     for name in ("add", "update", "delete", "delete_all", "reset", "get", "get_all", "search", "history", "close"):
         assert inspect.iscoroutinefunction(getattr(AsyncMemory, name)), name
         assert inspect.signature(getattr(AsyncMemory, name)) == inspect.signature(getattr(Memory, name))
+
+
+def test_an_expiration_date_at_the_end_of_the_calendar_is_a_clear_error(m):
+    """Issue 28 item 3: 9999-12-31 would expire at the next midnight, past the calendar."""
+    with pytest.raises(ValueError, match="before 9999-12-31"):
+        m.add("Parking pass", user_id="ana", infer=False, expiration_date="9999-12-31")
+    assert m.get_all(filters={"user_id": "ana"})["results"] == []

@@ -23,6 +23,10 @@ PINNED = {
     "ReadOnlyStoreError", "StorageFullError",
     # integrity under attack and under load (issue 21)
     "PurgeReport", "WorkCancelledError", "CorruptDatabaseError",
+    # names that say which rules they are (issue 26): a policy hook; Policy stays its alias
+    "PolicyHook",
+    # a stable keyed pseudonym for a label holding personal data (issue 28, item 5)
+    "pseudonym",
 }
 
 
@@ -80,3 +84,7 @@ def test_each_part_is_small_and_named_as_pinned(tmp_path):
         for part, names in PARTS.items():
             found = {name for name, value in _public(type(getattr(memory, part))).items() if callable(value)}
             assert found == names, part
+
+
+def test_policy_is_the_policy_hook_by_its_first_name():
+    assert engram.Policy is engram.PolicyHook

@@ -3,8 +3,11 @@ schema gets ``--examples`` generated requests in each mode (positive: valid by t
 schema; negative: violating it), sent with a valid API key to the app over a real
 database, plus a fixed set of hostile bodies (JSON nested 300 to 100,000 levels in
 metadata, filters and import lines, offsets past 2^63, oversized tags and metadata,
-invisible characters in labels, bytes that are not UTF-8). The count of 5xx answers
-must be 0, and every 4xx must be engram's JSON error shape.
+invisible characters in labels, bytes that are not UTF-8, datetimes at the calendar's
+edges in every datetime field). Generated date-times are drawn half from the calendar's
+edges (years 1 and 9999 under offsets up to ±23:59, whose UTC value may leave the
+calendar) and half from anywhere in it. The count of 5xx answers must be 0, and every
+4xx must be engram's JSON error shape.
 
     python bench/reliability/http_fuzz.py --backend both --examples 200
     # or against a running server, with the schemathesis CLI:
@@ -48,6 +51,52 @@ def _register_ndjson() -> None:
         if isinstance(value, str):
             return value.encode("utf-8", "surrogatepass")
         return json.dumps(value).encode("utf-8")
+
+
+# Moments at the calendar's edges: in UTC some are the year 0 or 10000 (issue 28, item 3),
+# others just inside; engram answers 422 or stores them, never 500.
+EDGE_MOMENTS = (
+    "0001-01-01T00:00:00+14:00", "0001-01-01T13:59:59+14:00", "0001-01-01T00:00:00+23:59", "0001-01-01T00:00:00Z",
+    "0001-01-01T00:00:00-14:00", "9999-12-31T23:59:59-14:00", "9999-12-31T23:59:59-23:59",
+    "9999-12-31T23:59:59.999999Z", "9999-12-31T23:59:59Z", "9999-12-31T23:59:59+14:00", "9999-12-31T10:00:00-14:00",
+)
+
+
+def _register_edge_datetimes() -> None:
+    """schemathesis draws ``format: date-time`` strings half from the calendar's edges."""
+    from datetime import datetime, timedelta, timezone
+
+    import schemathesis
+    from hypothesis import strategies as st
+
+    offsets = st.integers(-(24 * 60 - 1), 24 * 60 - 1).map(lambda m: timezone(timedelta(minutes=m)))
+    near_edges = st.one_of(
+        st.datetimes(datetime(1, 1, 1), datetime(1, 1, 2)), st.datetimes(datetime(9999, 12, 30), datetime.max))
+    anywhere = st.datetimes(datetime(1, 1, 1), datetime.max)
+    moments = st.builds(lambda moment, tz: moment.replace(tzinfo=tz).isoformat(), near_edges | anywhere, offsets)
+    schemathesis.openapi.format("date-time", st.sampled_from(EDGE_MOMENTS) | moments)
+
+
+def calendar_edge_requests() -> list[tuple[str, str, dict[str, Any]]]:
+    """Every datetime a request can carry, at each of the calendar's edges."""
+    header = json.dumps({"format": "engram.export", "version": 1, "tenant": "fuzz", "namespace": [],
+                         "exported_at": "2026-01-01T00:00:00+00:00"})
+    out: list[tuple[str, str, dict[str, Any]]] = []
+    for moment in EDGE_MOMENTS:
+        out += [("POST", "/v1/memories", {"json": {"content": "edge", "scope": {"user": "edge"}, field: moment}})
+                for field in ("valid_from", "valid_to", "expires_at")]
+        out += [
+            ("POST", "/v1/memories/batch", {"json": {"items": [{"content": "edge", "valid_from": moment}]}}),
+            ("POST", "/v1/search", {"json": {"query": "edge", "scope": {"user": "edge"}, "as_of": moment}}),
+            ("POST", "/v1/search", {"json": {"query": "edge", "created_after": moment, "created_before": moment}}),
+            ("POST", "/v1/context", {"json": {"query": "edge", "scope": {"user": "edge"}, "as_of": moment}}),
+            ("GET", "/v1/memories", {"params": {"user": "edge", "created_after": moment}}),
+            ("GET", "/v1/memories", {"params": {"user": "edge", "created_before": moment}}),
+            ("GET", "/v1/audit", {"params": {"since": moment}}),
+            ("POST", "/v1/import", {"content": f'{header}\n{{"record": {{"id": "e", "valid_from": "{moment}"}}}}\n'
+                                    .encode(), "headers": {"Content-Type": "application/x-ndjson"}}),
+        ]
+    return out
 
 
 def _nested(levels: int) -> str:
@@ -117,7 +166,11 @@ def hostile_requests() -> list[tuple[str, str, dict[str, Any]]]:
             ("POST", "/v1/add", {"content": iter([big[i:i + (1 << 20)] for i in range(0, len(big), 1 << 20)]),
                                  "headers": {"Content-Type": "application/json"}}),
             ("POST", "/v1/add", {"json": {"messages": [{"role": "user", "content": "x" * 1_000_000}]}})]
-    return out
+    # a recall that found nothing (an as_of before any memory) with a NUL in its answer id
+    out += [("POST", "/v1/context", {"json": {"query": "x", "as_of": "0502-01-02T13:17:12+15:18", field: "a\x00b"}})
+            for field in ("answer_id", "thread_id")]
+    out.append(("GET", "/v1/audit", {"params": {"record_id": "a\x00b"}}))
+    return out + calendar_edge_requests()
 
 
 def _fuzz(operation: Any, mode: Any, examples: int, seed: int, statuses: Counter[int], failures: list[str]) -> None:
@@ -146,12 +199,22 @@ def _fuzz(operation: Any, mode: Any, examples: int, seed: int, statuses: Counter
                         f"{type(exc).__name__}: {str(exc)[:200]}")
 
 
+def _after_edges_records_read_back(client: Any, failures: list[str]) -> None:
+    """What the fuzzing stored (edge datetimes included) still lists, searches and exports."""
+    for method, path, options in (("GET", "/v1/memories", {"params": {"limit": "200"}}),
+                                  ("POST", "/v1/search", {"json": {"query": "x"}}), ("GET", "/v1/export", {})):
+        response = client.request(method, path, headers=AUTH, **options)
+        if response.status_code != 200:
+            failures.append(f"read back {method} {path} → {response.status_code}: {response.text[:200]}")
+
+
 def run(backend: str, *, examples: int = 20, pg_url: str | None = None, seed: int = 0) -> dict[str, Any]:
     import schemathesis
     from fastapi.testclient import TestClient
     from schemathesis import GenerationMode
 
     _register_ndjson()
+    _register_edge_datetimes()
     target = _common.new_target(backend, pg_url=pg_url)
     memory, app = _app(target.url)
     try:
@@ -174,6 +237,7 @@ def run(backend: str, *, examples: int = 20, pg_url: str | None = None, seed: in
             elif response.status_code >= 400:
                 body = response.json()
                 shapes_wrong += not ({"error", "message"} <= set(body))
+        _after_edges_records_read_back(client, failures)
         cases = sum(statuses.values())
         return {"backend": backend, "operations": len(operations), "cases": cases, "hostile": len(hostile),
                 "status_5xx": sum(n for code, n in statuses.items() if code >= 500),

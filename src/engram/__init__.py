@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from .aio import AsyncMemory
 from .approval_rules import ApprovalRule, ApprovalRules
-from .changes import Policy, WriteIntent
+from .changes import Policy, PolicyHook, WriteIntent
 from .clock import Clock, FakeClock, SystemClock
 from .config import Settings
 from .consolidation.run import ConsolidationReport
@@ -71,7 +71,7 @@ from .model import (
     Status,
     Version,
 )
-from .pii import KeyProvider, PIIPolicies, PIIPolicy
+from .pii import KeyProvider, PIIPolicies, PIIPolicy, pseudonym
 from .pipeline.run import AddEvent, AddResult
 from .search.context import ContextBlock
 from .values.episodes import Thread, Turn
@@ -134,6 +134,7 @@ __all__ = [
     "PendingStatus",
     "PermissionDeniedError",
     "Policy",
+    "PolicyHook",
     "Provenance",
     "PurgeReport",
     "QualityReport",
@@ -167,4 +168,5 @@ __all__ = [
     "WriteIntent",
     "WriteSample",
     "__version__",
+    "pseudonym",
 ]

@@ -1,5 +1,5 @@
 """What a producer proposes to the write core (``Change``) and what a policy hook
-sees before a write (``WriteIntent``). Value types only: the write core (core.py)
+(``PolicyHook``) sees before a write (``WriteIntent``). Value types only: the write core (core.py)
 and the approval rules (approval_rules.py) both read them, so they sit below both."""
 
 from __future__ import annotations
@@ -25,7 +25,10 @@ class WriteIntent:
     previous: MemoryRecord | None
 
 
-Policy = Callable[[WriteIntent], None]
+# A policy hook: a callable the write core asks before every write (after the PII policy,
+# before the approval rules); it refuses a write by raising PermissionDeniedError.
+PolicyHook = Callable[[WriteIntent], None]
+Policy = PolicyHook  # its first name, kept for callers (engram.Policy)
 
 
 @dataclass(frozen=True, slots=True)

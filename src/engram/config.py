@@ -88,7 +88,8 @@ class Settings(BaseSettings):
         "whatever the query (search/profile.py); 0 turns the profile off"
     )
     profile_scan: int = Field(500, gt=0, description="how many of a scope's most important memories are "
-                              "considered for its profile")
+                              "considered for its profile; pinned memories are read apart (up to as many), "
+                              "whatever their importance")
     floor_overlap: float = Field(DEFAULT_OVERLAP, ge=0, le=1, description="share of content terms a hit needs "
                                  "to pass the floor by words")
     busy_timeout_ms: int = Field(30_000, ge=0)

@@ -27,13 +27,14 @@ from typing import Any
 import numpy as np
 
 from .approval_rules import ApprovalMatch, ApprovalRules, proposal, proposal_audit
-from .changes import Change, Policy, WriteIntent
+from .changes import Change, PolicyHook, WriteIntent
 from .clock import Clock
 from .embed.base import Embedder
 from .errors import InvalidValueError
 from .limits import InputLimits
 from .model import Job, MemoryRecord, Operation, SearchHit, Status, Version
-from .pii import ENCRYPTED_KEY, PIIPolicies, PIIPolicy, Redactor, screen, screen_record
+from .pii import ENCRYPTED_KEY, PIIPolicies, PIIPolicy, Redactor, check_labels, screen, screen_record
+from .reads import ReadContext
 from .side_fields import screened_batch
 from .store.base import AuditDraft, Holding, RecordWrite, Store, Touch, WriteBatch
 from .text.tokenize import DEFAULT_TOKENIZER, Tokenizer
@@ -65,7 +66,7 @@ class WriteCore:
         embedder: Embedder,
         clock: Clock,
         *,
-        policies: list[Policy] | None = None,
+        policies: list[PolicyHook] | None = None,
         pii: PIIPolicies | None = None,
         approvals: ApprovalRules | None = None,
         limits: InputLimits | None = None,
@@ -76,11 +77,17 @@ class WriteCore:
         self.tokenizer = tokenizer
         self.embedder = embedder
         self.clock = clock
-        self.policies: list[Policy] = policies if policies is not None else []
+        self.policies: list[PolicyHook] = policies if policies is not None else []
         self.pii = pii or PIIPolicies()
         self.approvals = approvals or ApprovalRules()
         self.limits = limits or InputLimits()
         self._held = threading.local()
+
+    @property
+    def reads(self) -> ReadContext:
+        """What code that only reads is given (reads.py): this core's store, embedder,
+        clock, tokenizer, limits and PII policies, and no way to write."""
+        return ReadContext(self.store, self.embedder, self.clock, self.tokenizer, self.limits, self.pii)
 
     @contextmanager
     def holding(self, holding: Holding) -> Iterator[None]:
@@ -115,6 +122,8 @@ class WriteCore:
             # new text may be refused; a record only changing state is never stuck (forbidden values become markers)
             refuse = change.previous is None or _texts(change.previous) != _texts(record)
             policy = self.pii_for(record.scope.tenant)
+            if change.previous is None:  # a new record: its labels are stored as given
+                check_labels(record.scope.tenant, record.scope.namespace, policy)
             screened = screen(record, policy, refuse=refuse)
             record, found = screened.record, screened.kinds
             detail = {**change.detail, "pii": {k: policy.action_for(k) for k in sorted(found)}} if (
@@ -156,6 +165,7 @@ class WriteCore:
         turns are screened by the tenant's PII policy here) in one transaction.
         Returns the records as stored."""
         tenant = self._tenant_of(admitted, tenant)
+        self._check_new_labels(tenant, jobs, episodes)
         held = [a for a in admitted if a.approval is not None]
         if held:
             raise InvalidValueError(f"{len(held)} change(s) are held by an approval rule: propose them instead")
@@ -203,6 +213,18 @@ class WriteCore:
             raise PendingApprovalError(pending)
         return self.commit(admitted, audit=audit, tenant=tenant, governance=governance)
 
+    def _check_new_labels(self, tenant: str, jobs: Sequence[Job], episodes: EpisodeWrites | None) -> None:
+        """Namespaces new turns, threads and queued jobs are kept under: labels as the PII
+        policy allows (new records are checked in ``admit``)."""
+        namespaces = {tuple(job.payload.get("namespace") or ()) for job in jobs}
+        if episodes is not None:
+            namespaces |= {turn.namespace for turn in episodes.turns}
+            namespaces |= {namespace for namespace, _thread, _meta in episodes.thread_metadata}
+        if namespaces:
+            policy = self.pii_for(tenant)
+            for namespace in namespaces:
+                check_labels(tenant, namespace, policy)
+
     def _screened_turns(self, tenant: str, episodes: EpisodeWrites) -> EpisodeWrites:
         """Turns reach disk as the PII policy allows: masked or encrypted, a forbidden
         value replaced by its marker (a conversation is kept, never refused), and
@@ -244,7 +266,7 @@ class WriteCore:
         return previous.indexed_text == record.indexed_text and previous.embedding_model == self.embedder.name
 
     def stored_vectors(self, tenant: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
-        return self.store.vectors(tenant, list(ids), self.embedder.name) if ids else {}
+        return self.reads.stored_vectors(tenant, ids)
 
     # -- what is not a record change ----------------------------------------------------------
 

@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from .errors import InvalidValueError
-from .model import Kind, Scope, Status, as_tags, parse_enum
+from .model import Kind, Scope, Status, as_tags, parse_enum, utc
 from .store.base import MetadataCondition, MetadataGroup, MetadataOp, MetadataTerm, RecordFilter, TimeRange
 
 _OPS: dict[str, MetadataOp] = {"$eq": "eq", "$ne": "ne", "$gt": "gt", "$gte": "gte", "$lt": "lt", "$lte": "lte",
@@ -80,7 +80,8 @@ def record_filter(
         raise InvalidValueError(f"scope must be an engram.Scope, got {type(scope).__name__}")
     ranges: tuple[TimeRange, ...] = ()
     if created_after is not None or created_before is not None:
-        ranges = (TimeRange("created_at", created_after, created_before),)
+        ranges = (TimeRange("created_at", _moment(created_after, "created_after"),
+                            _moment(created_before, "created_before")),)
     return RecordFilter(
         namespace=scope.namespace,
         descendants=include_descendants,
@@ -92,3 +93,7 @@ def record_filter(
         time_ranges=ranges,
         valid_at=valid_at,
     )
+
+
+def _moment(value: datetime | None, what: str) -> datetime | None:
+    return None if value is None else utc(value, what)

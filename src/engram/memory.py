@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 from typing import Any, cast
 
 from .approval_rules import ApprovalRules
-from .changes import Change, Policy, WriteIntent
+from .changes import Change, Policy, PolicyHook, WriteIntent
 from .clock import Clock, SystemClock
 from .config import Settings
 from .contention import last_writer_wins
@@ -66,7 +66,7 @@ from .writes import MemoryDraft, build_record, retire, revise
 log = logging.getLogger("engram")
 _PAGE = 500
 
-__all__ = ["DEFAULT_ACTOR", "Memory", "Policy", "WriteIntent"]
+__all__ = ["DEFAULT_ACTOR", "Memory", "Policy", "PolicyHook", "WriteIntent"]
 
 
 
@@ -106,7 +106,7 @@ class Memory:
         embedder: Embedder | None = None,
         settings: Settings | None = None,
         clock: Clock | None = None,
-        policies: Sequence[Policy] = (),
+        policies: Sequence[PolicyHook] = (),
         llm: LLM | None = None,
         pipeline: Pipeline | None = None,
         pii: PIIPolicy | PIIPolicies | None = None,
@@ -136,7 +136,7 @@ class Memory:
         self.jobs = Jobs(self._core, lambda: self.pipeline, self.consolidation, self.maintenance.run,
                          self.settings.maintenance_interval_s)
         self.transfer = Transfer(self._core)
-        self.scopes = Scopes(self._core)
+        self.scopes = Scopes(self._core.reads)
         self._location: str | None = getattr(store, "path", None) or getattr(store, "url", None)
         self.terms_rebuilt = self._rebuild_terms(terms) if terms.stale else 0
 
@@ -148,7 +148,7 @@ class Memory:
         embedder: Embedder | None = None,
         settings: Settings | None = None,
         clock: Clock | None = None,
-        policies: Sequence[Policy] = (),
+        policies: Sequence[PolicyHook] = (),
         llm: LLM | None = None,
         pipeline: Pipeline | None = None,
         pii: PIIPolicy | PIIPolicies | None = None,

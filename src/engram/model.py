@@ -91,30 +91,38 @@ def check_scope(scope: Any) -> None:
         raise InvalidValueError(f"scope must be an engram.Scope, got {type(scope).__name__}")
 
 
+def canonical_label(label: str) -> str:
+    """The form a label must already have: Unicode NFKC without leading or trailing whitespace."""
+    return (label if label.isascii() else unicodedata.normalize("NFKC", label)).strip()
+
+
 def check_label(label: Any, what: str = "namespace label") -> str:
-    """A tenant or namespace label in its one canonical form: Unicode NFKC (full-width
-    and compatibility variants become their plain letters) without leading or trailing
-    whitespace. Labels holding invisible or control characters are refused, so two
-    labels that look the same are the same label (docs/CONCEPTS.md, Scopes)."""
+    """A tenant or namespace label, refused unless it is already in its one canonical form:
+    Unicode NFKC (no full-width or other compatibility variants) without leading or trailing
+    whitespace, and no invisible or control character anywhere. Never mapped silently:
+    "ａｌｉｃｅ" and "alice " are refused, not read as "alice", so two sign-up names that
+    look alike are never one user (docs/CONCEPTS.md, Scopes)."""
     if not isinstance(label, str):
         raise InvalidScopeError(f"{what} must be a string, got {type(label).__name__}")
     if any(unicodedata.category(ch) in FORBIDDEN_IN_LABELS for ch in label):
         raise InvalidScopeError(
             f"{what} {label!r} contains a control character, an invisible (zero-width or format) character "
             "or a lone surrogate")
-    canonical = (label if label.isascii() else unicodedata.normalize("NFKC", label)).strip()
+    canonical = canonical_label(label)
     if not canonical:
         raise InvalidScopeError(f"{what} must not be empty")
-    if len(canonical) > MAX_LABEL_CHARS:
+    if len(label) > MAX_LABEL_CHARS:
         raise InvalidScopeError(f"{what} is longer than {MAX_LABEL_CHARS} characters")
-    if canonical != label and any(unicodedata.category(ch) in FORBIDDEN_IN_LABELS for ch in canonical):
-        raise InvalidScopeError(f"{what} {label!r} becomes an invisible character under NFKC")
-    return canonical
+    if canonical != label:
+        raise InvalidScopeError(
+            f"{what} {label!r} is not in canonical form (Unicode NFKC, no leading or trailing whitespace); "
+            "engram refuses it rather than reading it as another label")
+    return label
 
 
 def tenant_in_config(name: Any, where: str) -> str:
-    """A tenant named in a configuration file (PII policy, approval rules), in the same
-    canonical form as every Scope, so "ａｃｍｅ " in a file is the tenant "acme"."""
+    """A tenant named in a configuration file (PII policy, approval rules), held to the same
+    canonical form as every Scope: "ａｃｍｅ " in a file is refused, never read as "acme"."""
     try:
         return check_label(name, "tenant")
     except InvalidScopeError as exc:
@@ -182,10 +190,31 @@ class Source:
     reply_to: str | None = None
 
 
-def utc(moment: datetime) -> datetime:
-    if moment.tzinfo is None:
-        raise InvalidValueError(f"datetime {moment.isoformat()} has no timezone; pass an aware datetime")
-    return moment.astimezone(UTC)
+# The moments engram stores and compares, in UTC: the whole proleptic Gregorian calendar
+# Python can hold, to the second, so that every stored moment reads back on both backends
+# (SQLite keeps epoch seconds as a double, which rounds 9999-12-31T23:59:59.999999 up
+# to year 10000) and "a moment later" never leaves the calendar.
+EARLIEST_MOMENT = datetime(1, 1, 1, tzinfo=UTC)
+LATEST_MOMENT = datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC)
+
+
+def utc(moment: datetime, what: str = "datetime") -> datetime:
+    """The one way a datetime enters engram: timezone-aware, converted to UTC, within the
+    calendar engram keeps. ``0001-01-01T00:00:00+14:00`` (the year 0 in UTC) and
+    ``9999-12-31T23:59:59-14:00`` (the year 10000) are InvalidValueError, not OverflowError."""
+    if not isinstance(moment, datetime):
+        raise InvalidValueError(f"{what} must be a timezone-aware datetime, got {type(moment).__name__}")
+    if moment.tzinfo is None or moment.utcoffset() is None:
+        raise InvalidValueError(f"{what} {moment.isoformat()} has no timezone; pass an aware datetime")
+    try:
+        converted = moment.astimezone(UTC)
+    except (OverflowError, ValueError):
+        converted = None
+    if converted is None or not EARLIEST_MOMENT <= converted <= LATEST_MOMENT:
+        raise InvalidValueError(
+            f"{what} {moment.isoformat()} is outside the calendar engram keeps: from "
+            f"{EARLIEST_MOMENT.isoformat()} to {LATEST_MOMENT.isoformat()} in UTC")
+    return converted
 
 
 SUBJECT_LIMIT = 120
@@ -312,19 +341,29 @@ class AuditEvent:
     detail: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
 
 
+def _signal(default: float, doc: str) -> Any:
+    """A field of ``Signals`` with its description (the HTTP schema shows it)."""
+    return field(default=default, metadata={"doc": doc})
+
+
 @dataclass(frozen=True, slots=True)
 class Signals:
-    """Why a hit came back: each signal in [0, 1] before weighting."""
+    """Why a hit came back: each signal in [0, 1] before weighting.
 
-    lexical: float = 0.0
-    vector: float = 0.0
-    relevance: float = 0.0
-    recency: float = 0.0
-    importance: float = 0.0
-    validity: float = 1.0
-    # share of distinct content terms shared with the query, over the shorter side; with
-    # ``vector`` (the raw cosine) it decides the relevance floor of context() (search/floor.py)
-    overlap: float = 0.0
+    The JSON shape (``engram.shapes.signals_data``) and the HTTP schema
+    (``server/responses.py``, ``SignalsOut``) are read off these fields, each field's
+    ``doc`` its description: a new signal is added here, in ``search/retrieve.py`` and
+    in ``config.py`` only (docs/ARCHITECTURE.md)."""
+
+    lexical: float = _signal(0.0, "the BM25 score over the best one in the pool, in [0, 1]")
+    vector: float = _signal(0.0, "the cosine to the query vector, clipped to [0, 1]")
+    relevance: float = _signal(0.0, "lexical and vector fused (and lifted by neighbours, thread, time)")
+    recency: float = _signal(0.0, "0.5 ** (age in days / half-life)")
+    importance: float = _signal(0.0, "the record's importance")
+    validity: float = _signal(1.0, "1 while the record is valid now, else 0 (multiplies the score)")
+    overlap: float = _signal(
+        0.0, "share of distinct content terms shared with the query, over the shorter side; with the raw "
+             "cosine it decides the relevance floor of context()")
 
 
 @dataclass(frozen=True, slots=True)

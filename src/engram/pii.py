@@ -422,3 +422,81 @@ def masked_for_display(text: str, policy: PIIPolicy) -> str:
     the policy does not allow is masked, whatever its action on write."""
     allowed: dict[str, Action] = {kind: "allow" for kind in KINDS if policy.action_for(kind) == "allow"}
     return Redactor(PIIPolicy(default="mask", actions=allowed)).text(text, refuse=False)
+
+
+# -- namespace labels ---------------------------------------------------------------------------
+# A label is a key the caller looks up as given ("users/ana@example.com"), so it can be neither
+# masked (two users would become one "users/[EMAIL]") nor encrypted (a ciphertext differs each
+# time). A label holding personal data the tenant's policy does not allow as plain text is
+# refused when something new is written under it; the application names the user by a stable
+# id, or by ``pseudonym(label, key)``, the same keyed hash every time.
+
+_LABEL_SEPARATOR = re.compile(r"[ ()+-]")
+_CN_ID_WEIGHTS = (7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2)
+
+
+def _cn_id_ok(text: str) -> bool:
+    """A resident id number: a real birth date and the ISO 7064 check character."""
+    year, month, day = int(text[6:10]), int(text[10:12]), int(text[12:14])
+    if not (1900 <= year <= 2099 and 1 <= month <= 12 and 1 <= day <= 31):
+        return False
+    check = "10X98765432"[sum(int(d) * w for d, w in zip(text[:17], _CN_ID_WEIGHTS)) % 11]
+    return text[17].upper() == check
+
+
+def _plainly(kind: str, value: str) -> bool:
+    """True when a finding inside a label is personal data rather than a numeric id: a bare
+    run of digits (a Telegram or Discord id, "user-5012345678") is an id unless it has the
+    shape of its kind — a phone number written with "+" or separators, or a Chinese mobile
+    number; a card number with separators; a resident id with a valid date and check digit."""
+    if kind == "phone":
+        return bool(_LABEL_SEPARATOR.search(value)) or re.fullmatch(r"1[3-9]\d{9}", value) is not None
+    if kind == "card":
+        return bool(_LABEL_SEPARATOR.search(value))
+    if kind == "cn_id":
+        return _cn_id_ok(value)
+    return True
+
+
+def label_kinds(label: str, policy: PIIPolicy) -> list[str]:
+    """The kinds of personal data ``label`` holds that ``policy`` does not allow as plain text."""
+    if is_identifier(label) or not _possible_kinds(label):
+        return []
+    kinds = {f.kind_under(policy) for f in find_pii(label)
+             if not f.marker and _plainly(f.kind, label[f.start:f.end])}
+    # a phone number a card-like digit run hid ("+8613812345678")
+    if any(_plainly("phone", m.group()) for m in PATTERNS["phone"].finditer(label)):
+        kinds.add("phone")
+    return sorted(kind for kind in kinds if policy.action_for(kind) != "allow")
+
+
+def check_labels(tenant: str, namespace: Sequence[str], policy: PIIPolicy) -> None:
+    """PIIForbiddenError when a label of a namespace something new is written under holds
+    personal data the tenant's policy masks, encrypts or forbids (docs/CONCEPTS.md, Personal data)."""
+    for label in (tenant, *namespace):
+        kinds = label_kinds(label, policy)
+        if kinds:
+            actions = ", ".join(f"{kind}: {policy.action_for(kind)}" for kind in kinds)
+            shown = masked_for_display(label, PIIPolicy(default="mask", actions={}))
+            raise PIIForbiddenError(
+                f"the namespace label {shown!r} holds {' and '.join(kinds)}, which the PII policy of tenant "
+                f"{masked_for_display(tenant, PIIPolicy(default='mask', actions={}))!r} does not allow as plain "
+                f"text ({actions}); a label is looked up as given, so engram cannot mask or encrypt it: name the "
+                "user by a stable id, or by engram.pseudonym(label, key)", kinds=tuple(kinds))
+
+
+def pseudonym(label: str, key: str | bytes) -> str:
+    """A stable pseudonym for a label holding personal data: HMAC-SHA256 of the label
+    (UTF-8) under ``key``, its first 32 hex digits. The same label and key always give
+    the same pseudonym, so memories stay findable; without the key it cannot be linked
+    back to the label. Keep the key as safe as the encryption key (a new key names every
+    user anew)."""
+    import hashlib
+    import hmac
+
+    if not isinstance(label, str) or not label:
+        raise ConfigError("pseudonym: the label must be a non-empty string")
+    secret = key.encode("utf-8") if isinstance(key, str) else key
+    if not isinstance(secret, bytes) or len(secret) < 16:
+        raise ConfigError("pseudonym: the key must hold at least 16 bytes")
+    return hmac.new(secret, label.encode("utf-8"), hashlib.sha256).hexdigest()[:32]

@@ -22,6 +22,16 @@ from . import pgtools
 from .faces import EventLoopThread, blocking
 
 BACKENDS = ("sqlite", "postgres")
+# What a backend owes, by store role (store/base.py, STORE_ROLES): each module of this suite
+# is marked with the roles it checks, so one role runs alone, e.g.
+# `pytest tests/conformance -m job_queue`; docs/ARCHITECTURE.md lists the modules per role.
+ROLE_MARKERS = {
+    "RecordStore": "records",
+    "JobQueue": "job_queue",
+    "EpisodeStore": "episodes",
+    "GovernanceReads": "governance_reads",
+    "StoreAdmin": "store_admin",
+}
 # Memory's API as the tests call it, or AsyncMemory's driven from a running event loop (faces.py)
 FACES = ("sync", "async")
 
@@ -184,3 +194,8 @@ def alice() -> Scope:
 @pytest.fixture
 def bob() -> Scope:
     return Scope.for_user("acme", "bob")
+
+
+def pytest_configure(config):
+    for protocol, marker in ROLE_MARKERS.items():
+        config.addinivalue_line("markers", f"{marker}: checks the {protocol} role of the store (store/base.py)")

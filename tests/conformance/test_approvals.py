@@ -21,6 +21,8 @@ from engram import (
 from engram.approval_rules import ApprovalRule, ApprovalRules
 from engram.values.governance import PendingStatus
 
+pytestmark = [pytest.mark.governance_reads]  # the store roles it checks (conftest.py, ROLE_MARKERS)
+
 ORG = Scope("acme", ("orgs", "acme"))
 RULES = ApprovalRules((ApprovalRule("org memory", namespaces=("orgs/*",)),))
 

@@ -4,7 +4,11 @@ superseded versions then current included."""
 
 from datetime import UTC, datetime
 
+import pytest
+
 from engram import FakeClock, Scope
+
+pytestmark = [pytest.mark.records]  # the store roles it checks (conftest.py, ROLE_MARKERS)
 
 ALICE = Scope.for_user("acme", "alice")
 

@@ -9,9 +9,13 @@ import asyncio
 import inspect
 import threading
 
+import pytest
+
 from engram import AsyncMemory, EngramError, FakeClock, FakeHashEmbedder, Memory, Scope
 from engram.aio import off_thread
 from engram.changes import WriteIntent
+
+pytestmark = [pytest.mark.records]  # the store roles it checks (conftest.py, ROLE_MARKERS)
 
 ALICE = Scope.for_user("acme", "alice")
 CALLERS = 24

@@ -8,6 +8,8 @@ from engram import ConflictError, Operation
 from engram.model import Version
 from engram.store.base import AuditDraft, RecordWrite, WriteBatch
 
+pytestmark = [pytest.mark.records]  # the store roles it checks (conftest.py, ROLE_MARKERS)
+
 
 def test_every_change_has_its_audit_event(memory, alice):
     record = memory.remember("audited", alice, actor="alice")

@@ -17,6 +17,8 @@ from engram import (
     Source,
 )
 
+pytestmark = [pytest.mark.records]  # the store roles it checks (conftest.py, ROLE_MARKERS)
+
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 NAIVE = datetime(2026, 1, 1)
 

@@ -17,6 +17,8 @@ from engram.consolidation.schedule import Schedule, ScheduleClock
 from engram.errors import StorageError
 from engram.model import Operation
 
+pytestmark = [pytest.mark.episodes, pytest.mark.store_admin]  # the store roles it checks (conftest.py, ROLE_MARKERS)
+
 ALICE = Scope.for_user("acme", "alice")
 
 

@@ -13,6 +13,8 @@ from engram.errors import ConflictError
 from engram.store.base import WriteBatch
 from engram.values.episodes import EpisodeWrites, TurnDraft, WatermarkMove
 
+pytestmark = [pytest.mark.episodes, pytest.mark.store_admin]  # the store roles it checks (conftest.py, ROLE_MARKERS)
+
 PRINTER = [
     {"role": "user", "content": "My printer shows error E42 whenever I print a PDF"},
     {"role": "assistant", "content": "Reset the fuser unit from the service menu"},

@@ -8,6 +8,8 @@ from engram import ConflictError, FakeHashEmbedder, ImportFormatError, Memory, S
 
 from . import pgtools
 
+pytestmark = [pytest.mark.records]  # the store roles it checks (conftest.py, ROLE_MARKERS)
+
 
 def _fill(memory: Memory, scope: Scope) -> None:
     kept = memory.remember("prefers tea", scope, kind="preference", tags=["drinks"], metadata={"n": 1})

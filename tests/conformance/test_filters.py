@@ -8,6 +8,8 @@ import pytest
 from engram import InvalidValueError, Source, Status
 from engram.store.base import MetadataCondition, RecordFilter, TimeRange
 
+pytestmark = [pytest.mark.records]  # the store roles it checks (conftest.py, ROLE_MARKERS)
+
 
 @pytest.fixture
 def corpus(memory, alice, clock):

@@ -26,6 +26,8 @@ from engram.values.governance import (
     WriteSample,
 )
 
+pytestmark = [pytest.mark.governance_reads]  # the store roles it checks (conftest.py, ROLE_MARKERS)
+
 
 def _record(record_id: str, scope: Scope, at, content="Quarterly reports go to finance@acme.example") -> MemoryRecord:
     return MemoryRecord(record_id, scope, Kind.RULE, content, 0.8, 1.0, at, at, at, category="policy",

@@ -16,6 +16,8 @@ from engram.errors import ImportFormatError
 from engram.limits import MAX_OFFSET, InputLimits, bounded_json, nesting_depth
 from engram.server.http import create_app
 
+pytestmark = [pytest.mark.records]  # the store roles it checks (conftest.py, ROLE_MARKERS)
+
 KEY = "key-acme-0123456789"
 AUTH = {"Authorization": f"Bearer {KEY}"}
 

@@ -4,9 +4,13 @@ worker at a time, across tenants, retried after a lease runs out."""
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
+import pytest
+
 from engram import Scope
 from engram.model import Job, JobStatus, freeze_mapping
 from engram.store.base import WriteBatch
+
+pytestmark = [pytest.mark.job_queue]  # the store roles it checks (conftest.py, ROLE_MARKERS)
 
 
 def _job(job_id: str, tenant: str, at, **payload) -> Job:

@@ -6,6 +6,8 @@ from engram import NotFoundError, Operation, Scope
 from engram.store.base import RecordFilter
 from engram.text.tokenize import query_terms
 
+pytestmark = [pytest.mark.records]  # the store roles it checks (conftest.py, ROLE_MARKERS)
+
 
 def test_purge_removes_record_versions_vector_and_terms(memory, alice):
     record = memory.remember("my passport number is X123", alice)

@@ -8,6 +8,8 @@ import pytest
 from engram import MigrationError, NotAnEngramDatabaseError
 from engram.store import open_store
 
+pytestmark = [pytest.mark.store_admin]  # the store roles it checks (conftest.py, ROLE_MARKERS)
+
 
 def _latest(backend) -> int:
     if backend.name == "sqlite":

@@ -11,6 +11,8 @@ from engram import InvalidContentError, Settings, Source, ValidationError
 from engram.replies import question_of
 from engram.writes import MemoryDraft
 
+pytestmark = [pytest.mark.records]  # the store roles it checks (conftest.py, ROLE_MARKERS)
+
 CONVERSATION = [
     ("assistant", "Which city did you move to last spring?"),
     ("user", "Lisbon. The light there is wonderful."),

@@ -7,6 +7,8 @@ from engram.store.base import RecordFilter
 
 from .conftest import KNOWN_CAPABILITIES
 
+pytestmark = [pytest.mark.records]  # the store roles it checks (conftest.py, ROLE_MARKERS)
+
 
 def test_capabilities_are_declared_from_the_known_vocabulary(backend):
     assert backend.capabilities <= KNOWN_CAPABILITIES

@@ -10,6 +10,8 @@ from engram.text.tokenize import query_terms
 
 from . import pgtools
 
+pytestmark = [pytest.mark.records]  # the store roles it checks (conftest.py, ROLE_MARKERS)
+
 CORPUS = [
     "I prefer concise reports with bullet points",
     "The office is closed on Fridays",

@@ -13,6 +13,8 @@ from engram.search.store_terms import LEGACY_TOKENIZER, TOKENIZER_KEY
 from engram.store.base import AuditQuery, RecordFilter
 from engram.text.tokenize import DEFAULT_TOKENIZER, Tokenizer
 
+pytestmark = [pytest.mark.store_admin]  # the store roles it checks (conftest.py, ROLE_MARKERS)
+
 SENTENCE = "Lisa在周末的图书馆活动中表现积极"
 JIEBA_ONLY = "图书馆"  # jieba's search mode keeps the whole word; bigrams never make a 3-character term
 

@@ -17,6 +17,8 @@ from engram import (
     Status,
 )
 
+pytestmark = [pytest.mark.records]  # the store roles it checks (conftest.py, ROLE_MARKERS)
+
 
 def test_updates_append_versions_with_snapshots(memory, alice, clock):
     first = memory.remember("likes green tea", alice, tags=["drinks"], metadata={"n": 1})

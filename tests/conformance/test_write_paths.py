@@ -24,6 +24,8 @@ from engram.pipeline.run import Pipeline
 
 from .conftest import Backend
 
+pytestmark = [pytest.mark.records, pytest.mark.job_queue]  # the store roles it checks (conftest.py, ROLE_MARKERS)
+
 ALICE = Scope.for_user("acme", "alice")
 
 

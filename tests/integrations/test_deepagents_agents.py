@@ -56,7 +56,7 @@ def test_thread_one_writes_thread_two_reads(memory):
 def _user_scope(memory, user):
     from engram import Scope
 
-    return Scope("default", ("agents", "helper", "users", user, "files"))
+    return Scope("default", ("users", user, "files"))
 
 
 def test_user_a_never_sees_user_b_files(memory):
@@ -209,3 +209,78 @@ def test_conversations_are_kept_as_threads_of_the_runtime_user(memory):
         ("user", "That fixed it"), ("assistant", "Glad it works.")]
     assert memory.threads.search("printer E42", ana)[0].thread_id == "t1"
     assert memory.threads.list(Scope("default", ("users", "bob"))) == []
+
+
+def test_the_documented_setup_shows_what_memory_add_wrote(memory):
+    """Issue 28 item 1: the user's memories are shared by the deployment's agents, so the
+    profile file of memory_backend(assistant_id=...) is the one Memory.add wrote to."""
+    from engram import Scope
+
+    memory.add("我叫张三，我对花生过敏。", Scope.for_user("default", "zhang"))
+    backend = memory_backend(memory, assistant_id="helper")
+    agent, _ = agent_for(backend, [
+        tools(call("ls", path="/memories/"), call("read_file", file_path="/memories/profile.md")),
+        tools(call("read_file", file_path="/memories/profile.md")),
+        tools(call("edit_file", file_path="/memories/profile.md", old_string="花生", new_string="芒果")),
+        tools(call("write_file", file_path="/memories/profile.md", content="# mine")),
+        AIMessage("你对花生过敏。"),
+    ])
+    state = agent.invoke({"messages": [("user", "我对什么过敏？")]}, config("z1", "zhang"))
+    listing, read, _, edit, write = tool_results(state)
+    assert "/memories/profile.md" in listing.content
+    assert "花生过敏" in read.content and "关于用户" in read.content
+    for refused in (edit, write):
+        assert refused.status == "error" and "read-only" in refused.content and "not found" not in refused.content
+
+
+def test_per_agent_memories_are_an_explicit_option(memory):
+    from engram import Scope
+
+    memory.add("I am allergic to peanuts.", Scope.for_user("default", "ana"))
+    memory.add("I prefer short answers.", Scope.for_user("default", "ana", agent="helper"))
+    shared = memory_backend(memory, assistant_id="helper").routes["/memories/"].as_application()
+    apart = memory_backend(memory, assistant_id="helper", per_agent=True).routes["/memories/"].as_application()
+    shared.namespace = ("users", "ana", "files")
+    apart.namespace = ("agents", "helper", "users", "ana", "files")
+    assert "peanuts" in shared.read("/profile.md").file_data["content"]
+    only_this_agent = apart.read("/profile.md").file_data["content"]
+    assert "short answers" in only_this_agent and "peanuts" not in only_this_agent
+    agent, _ = agent_for(memory_backend(memory, assistant_id="helper", per_agent=True), [
+        tools(call("write_file", file_path="/memories/n.md", content="x")), AIMessage("ok")])
+    agent.invoke({"messages": [("user", "hi")]}, config("p", "ana"))
+    assert memory.list(Scope("default", ("agents", "helper", "users", "ana", "files"))).items
+
+
+def test_errors_are_not_prefixed_twice(memory):
+    backend = memory_backend(memory, assistant_id="helper")
+    agent, _ = agent_for(backend, [
+        tools(call("read_file", file_path="/memories/x.md"), call("ls", path="/memories/"),
+              call("glob", pattern="**/*.md", path="/memories/"), call("write_file", file_path="/memories/x.md",
+                                                                       content="x")),
+        AIMessage("ok"),
+    ])
+    state = agent.invoke({"messages": [("user", "hi")]}, {"configurable": {"thread_id": "anon"}})
+    for result in tool_results(state):
+        assert "no user identity" in result.content, result.content
+        assert "Error: Error" not in result.content and result.content.count("Error:") == 1, result.content
+
+
+@pytest.mark.parametrize("user", ["ａｌｉｃｅ", "\u24d0lice", "alice ", " alice"])
+def test_lookalike_user_ids_never_read_alices_files(memory, user):
+    """Issue 28 item 4: a lookalike sign-up name is refused, not mapped onto alice."""
+    from engram import Scope
+
+    memory.add("I am allergic to peanuts.", Scope.for_user("default", "alice"))
+    backend = memory_backend(memory, assistant_id="helper")
+    seed = backend.routes["/memories/"].as_application()
+    seed.namespace = ("users", "alice", "files")
+    seed.seed({"/diary.md": "alice's diary"})
+    agent, _ = agent_for(backend, [
+        tools(call("read_file", file_path="/memories/diary.md"), call("read_file", file_path="/memories/profile.md"),
+              call("ls", path="/memories/")),
+        AIMessage("ok"),
+    ])
+    state = agent.invoke({"messages": [("user", "hi")]}, config("l", user))
+    for result in tool_results(state):
+        assert result.status == "error" and "canonical form" in result.content
+        assert "diary" not in result.content and "peanuts" not in result.content

@@ -221,3 +221,14 @@ def test_invalid_namespace_labels_are_errors_on_results(memory):
     assert broken.download_files(["/a.md"])[0].error.startswith("Error:")
     with pytest.raises(ValueError):
         EngramBackend(memory, namespace=("users", ""))
+
+
+def test_a_namespace_factory_reading_a_missing_runtime_is_a_clear_error(memory):
+    """Issue 28 item 1: upstream StoreBackend raises a RuntimeError saying why; engram's
+    write() answers the same reason instead of letting the AttributeError escape."""
+    backend = EngramBackend(memory, namespace=lambda runtime: ("users", runtime.server_info.user.identity))
+    written = backend.write("/notes.md", "x")
+    assert written.error and "namespace factory" in written.error and "outside a LangGraph graph" in written.error
+    read = backend.read("/notes.md")
+    assert read.error and "namespace factory" in read.error and not read.error.startswith("Error:")
+    assert "namespace factory" in (backend.edit("/notes.md", "x", "y").error or "")

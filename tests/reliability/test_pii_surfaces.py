@@ -93,3 +93,26 @@ def test_engram_stats_reports_the_policy_per_tenant(configured):
         assert stats.exit_code == 0, stats.output
         policy = json.loads(stats.stdout)["extra"]["pii_policy"]
         assert json.dumps(policy).count(action) >= 1, policy
+
+
+def test_an_email_user_id_never_reaches_the_file_or_the_answers_under_a_strict_policy(tmp_path):
+    """Issue 28 item 5: the label is screened like every other field — refused where the
+    tenant's policy does not allow e-mails, so nothing new is kept under it."""
+    from engram import PIIPolicies, PIIPolicy, pseudonym
+    from engram.server.http import create_app
+
+    db = tmp_path / "strict.db"
+    strict = PIIPolicies(PIIPolicy(default="mask", actions={"email": "mask"}))
+    with Memory(SQLiteStore(str(db)), embedder=FakeHashEmbedder(), pii=strict) as memory:
+        client = TestClient(create_app(memory, api_keys=None))
+        for path, body in (("/v1/memories", {"content": "Likes tea", "scope": {"user": "ana@example.com"}}),
+                           ("/v1/add", {"messages": [{"role": "user", "content": "I like green tea a lot"}],
+                                        "scope": {"user": "ana@example.com"}, "force": True})):
+            refused = client.post(path, json=body)
+            assert refused.status_code == 403 and refused.json()["error"] == "PIIForbiddenError", refused.text
+            assert "ana@example.com" not in refused.text
+        alias = pseudonym("ana@example.com", "an-application-secret-key")
+        made = client.post("/v1/memories", json={"content": "Likes tea", "scope": {"user": alias}})
+        assert made.status_code == 201 and made.json()["namespace"] == ["users", alias]
+        assert "ana@example.com" not in client.get("/v1/export").text
+    assert b"ana@example.com" not in b"".join(p.read_bytes() for p in tmp_path.iterdir() if p.is_file())

@@ -329,6 +329,8 @@ def _expires_at(expiration_date: Any) -> datetime | None:
             raise ValueError("expiration_date must be a valid date in YYYY-MM-DD format.") from exc
     else:
         raise ValueError("expiration_date must be a date string in YYYY-MM-DD format.")
+    if day >= date.max:  # it would expire at the next midnight, past the calendar
+        raise ValueError("expiration_date must be before 9999-12-31.")
     return datetime.combine(day + timedelta(days=1), time(), UTC)
 
 

@@ -191,8 +191,9 @@ class Consolidator:
                            usage + episode_usage)
 
     def _fold_duplicates(self, scope: Scope, now: datetime, touched: set[str]) -> tuple[list[Admitted], list[Diff]]:
-        """Merge near-identical memories of the scope (maintenance's rule: same words or
-        cosine >= 0.95, same kind): the repeats are superseded by the one kept."""
+        """Merge near-identical memories of the scope (maintenance's duplicate test,
+        ``is_duplicate``: same words or cosine >= 0.95, same kind): the repeats are
+        superseded by the one kept."""
         store = self.core.store
         records = store.query(scope.tenant, RecordFilter(namespace=scope.namespace), limit=10_000)
         vectors = self.core.stored_vectors(scope.tenant, [r.id for r in records])
@@ -234,7 +235,7 @@ class Consolidator:
             turns = store.turns(scope.tenant, TurnQuery(thread.namespace, thread_id=thread.id, limit=MAX_TURNS_READ))
             if not turns:
                 continue
-            plan = plan_episode(self.core, scope, thread, turns, llm=self.llm, actor=ACTOR, now=now)
+            plan = plan_episode(self.core.reads, scope, thread, turns, llm=self.llm, actor=ACTOR, now=now)
             try:
                 admitted = [self.core.admit(change) for change in plan.changes]
             except PermissionDeniedError as exc:

@@ -13,6 +13,7 @@ from ..core import WriteCore
 from ..errors import InvalidValueError
 from ..model import Message, Scope, check_label, utc
 from ..pii import mask_identifier
+from ..reads import ReadContext
 from ..values.episodes import EpisodeWrites, ThreadQuery, TurnDraft
 
 AUTO_PREFIX = "auto-"
@@ -33,7 +34,7 @@ def record_turns(
     now = core.clock.now()
     # stored as the PII policy leaves ids (what it masks, masked): the id returned is the one kept
     thread = mask_identifier(thread_id, core.pii_for(scope.tenant)) if thread_id else _auto_thread(
-        core, scope, now, idle_gap)
+        core.reads, scope, now, idle_gap)
     extra = dict(metadata or {})
     drafts = tuple(
         TurnDraft(scope.namespace, thread, m.role, m.content, utc(m.at) if m.at is not None else now,
@@ -55,8 +56,8 @@ def owners(namespace: tuple[str, ...]) -> dict[str, str]:
             if namespace[i] in names}
 
 
-def _auto_thread(core: WriteCore, scope: Scope, now: datetime, idle_gap: timedelta) -> str:
-    latest = core.store.threads(scope.tenant, ThreadQuery(scope.namespace, limit=1))
+def _auto_thread(reads: ReadContext, scope: Scope, now: datetime, idle_gap: timedelta) -> str:
+    latest = reads.store.threads(scope.tenant, ThreadQuery(scope.namespace, limit=1))
     if latest and latest[0].id.startswith(AUTO_PREFIX) and now - latest[0].last_at <= idle_gap:
         return latest[0].id
     return f"{AUTO_PREFIX}{now:%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:8]}"

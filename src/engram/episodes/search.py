@@ -16,6 +16,7 @@ from ..core import WriteCore
 from ..errors import InvalidValueError
 from ..limits import check_unicode
 from ..model import Scope
+from ..reads import ReadContext
 from ..values.episodes import EpisodeWrites, Turn, TurnQuery, TurnVector
 
 BM25_K1, BM25_B = 1.2, 0.75
@@ -62,24 +63,26 @@ def search_turns(core: WriteCore, scope: Scope, query: str, options: SearchOptio
     ranked = rank_turns(core, scope, query, options)
     turns = {turn.seq: turn for turn, _ in ranked}
     scores = {turn.seq: score for turn, score in ranked}
-    return _excerpts(core, scope, [turn.seq for turn, _ in ranked], turns, scores, options)
+    return _excerpts(core.reads, scope, [turn.seq for turn, _ in ranked], turns, scores, options)
 
 
 def rank_turns(core: WriteCore, scope: Scope, query: str, options: SearchOptions) -> list[tuple[Turn, float]]:
     """Every candidate turn with its fused score, best first (the turn-level ranking
-    the excerpts are built from)."""
+    the excerpts are built from). Takes the write core only to embed turns that have no
+    vector yet (``embed_missing``); everything else reads."""
     if not isinstance(query, str) or not query.strip():
         raise InvalidValueError("query must be a non-empty string")
     check_unicode(query, "query")
     if options.k <= 0 or options.window < 0:
         raise InvalidValueError("k must be positive and window >= 0")
-    lexical = _lexical(core, scope, query, options.descendants)
+    reads = core.reads
+    lexical = _lexical(reads, scope, query, options.descendants)
     vector = _semantic(core, scope, query, options)
     scores = _fuse(lexical, vector, options.lexical_weight)
     turns = {seq: turn for seq, (turn, _) in lexical.items()}
     missing = [seq for seq in scores if seq not in turns]
     if missing:
-        turns.update({t.seq: t for t in core.store.turns(scope.tenant, TurnQuery(
+        turns.update({t.seq: t for t in reads.store.turns(scope.tenant, TurnQuery(
             scope.namespace, descendants=options.descendants, seqs=tuple(missing), limit=len(missing)))})
     ranked = sorted((seq for seq in scores if seq in turns and _said_before(turns[seq], options.before)),
                     key=lambda seq: (-scores[seq], -seq))
@@ -90,12 +93,12 @@ def _said_before(turn: Turn, before: datetime | None) -> bool:
     return before is None or turn.at < before
 
 
-def _lexical(core: WriteCore, scope: Scope, query: str, descendants: bool) -> dict[int, tuple[Turn, float]]:
-    terms = core.tokenizer.query_terms(query)
-    found = core.store.turn_candidates(scope.tenant, scope.namespace, descendants, terms, CANDIDATES)
+def _lexical(reads: ReadContext, scope: Scope, query: str, descendants: bool) -> dict[int, tuple[Turn, float]]:
+    terms = reads.tokenizer.query_terms(query)
+    found = reads.store.turn_candidates(scope.tenant, scope.namespace, descendants, terms, CANDIDATES)
     if not found:
         return {}
-    total = max(core.store.turn_count(scope.tenant, scope.namespace, descendants), len(found))
+    total = max(reads.store.turn_count(scope.tenant, scope.namespace, descendants), len(found))
     docs = [Counter(t.terms.split()) for t in found]
     avgdl = sum(sum(d.values()) for d in docs) / len(docs) or 1.0
     df = {term: sum(1 for d in docs if term in d) for term in terms}
@@ -136,21 +139,32 @@ def embed_missing(core: WriteCore, scope: Scope, descendants: bool, limit: int) 
 def _semantic(core: WriteCore, scope: Scope, query: str, options: SearchOptions) -> dict[int, float]:
     if options.lexical_weight >= 1.0:
         return {}
-    read_only = bool(getattr(core.store, "read_only", False))
-    if not read_only:
+    reads = core.reads
+    if not _read_only(reads):
         embed_missing(core, scope, options.descendants, options.embed_limit)
-    stored = core.store.turn_vectors(scope.tenant, scope.namespace, options.descendants, core.embedder.name)
-    if read_only:  # nothing may be written (a read-only file): turns without a vector are embedded for this search
-        todo = core.store.turns(scope.tenant, TurnQuery(scope.namespace, descendants=options.descendants,
-                                                        without_vector=core.embedder.name, newest_first=True,
-                                                        limit=options.embed_limit))
+    return _vector_scores(reads, scope, query, options)
+
+
+def _read_only(reads: ReadContext) -> bool:
+    return bool(getattr(reads.store, "read_only", False))
+
+
+def _vector_scores(reads: ReadContext, scope: Scope, query: str, options: SearchOptions) -> dict[int, float]:
+    """The best turns by cosine to the query, over the stored turn vectors of the
+    current model."""
+    model = reads.embedder.name
+    stored = reads.store.turn_vectors(scope.tenant, scope.namespace, options.descendants, model)
+    if _read_only(reads):  # nothing may be written (a read-only file): turns without one are embedded for this search
+        todo = reads.store.turns(scope.tenant, TurnQuery(scope.namespace, descendants=options.descendants,
+                                                         without_vector=model, newest_first=True,
+                                                         limit=options.embed_limit))
         if todo:
-            stored.update(zip((t.seq for t in todo), core.embedder.embed([t.content for t in todo])))
+            stored.update(zip((t.seq for t in todo), reads.embedder.embed([t.content for t in todo])))
     if not stored:
         return {}
     seqs = np.fromiter(stored.keys(), dtype=np.int64, count=len(stored))
     matrix = np.vstack(list(stored.values()))
-    scores = matrix @ core.embedder.embed([query], role="query")[0]
+    scores = matrix @ reads.embedder.embed([query], role="query")[0]
     top = np.argsort(-scores)[:POOL]
     return {int(seqs[i]): float(scores[i]) for i in top}
 
@@ -173,7 +187,7 @@ def _fuse(lexical: dict[int, tuple[Turn, float]], vector: dict[int, float], weig
     return {seq: weight * lex.get(seq, 0.0) + (1 - weight) * vec.get(seq, 0.0) for seq in {*lex, *vec}}
 
 
-def _excerpts(core: WriteCore, scope: Scope, ranked: list[int], turns: dict[int, Turn], scores: dict[int, float],
+def _excerpts(reads: ReadContext, scope: Scope, ranked: list[int], turns: dict[int, Turn], scores: dict[int, float],
               options: SearchOptions) -> list[ThreadExcerpt]:
     """The best matches, one excerpt per thread (a thread's later matches join its
     excerpt), each with ``window`` neighbours on both sides."""
@@ -187,7 +201,7 @@ def _excerpts(core: WriteCore, scope: Scope, ranked: list[int], turns: dict[int,
     for (namespace, thread), seqs in chosen.items():
         around: dict[int, Turn] = {}
         for seq in seqs[:3]:  # the thread's three best matches and their neighbours
-            around.update(_neighbours(core, scope.tenant, turns[seq], options.window))
+            around.update(_neighbours(reads, scope.tenant, turns[seq], options.window))
         best = seqs[0]
         matched = set(seqs)
         out.append(ThreadExcerpt(thread, namespace, round(scores[best], 4), turns[best].at, tuple(
@@ -196,12 +210,12 @@ def _excerpts(core: WriteCore, scope: Scope, ranked: list[int], turns: dict[int,
     return out
 
 
-def _neighbours(core: WriteCore, tenant: str, turn: Turn, window: int) -> dict[int, Turn]:
+def _neighbours(reads: ReadContext, tenant: str, turn: Turn, window: int) -> dict[int, Turn]:
     found = {turn.seq: turn}
     if window:
         query = TurnQuery(turn.namespace, thread_id=turn.thread_id, upto_seq=turn.seq - 1, newest_first=True,
                           limit=window)
-        found.update({t.seq: t for t in core.store.turns(tenant, query)})
+        found.update({t.seq: t for t in reads.store.turns(tenant, query)})
         after = TurnQuery(turn.namespace, thread_id=turn.thread_id, after_seq=turn.seq, limit=window)
-        found.update({t.seq: t for t in core.store.turns(tenant, after)})
+        found.update({t.seq: t for t in reads.store.turns(tenant, after)})
     return found

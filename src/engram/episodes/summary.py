@@ -14,10 +14,11 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from ..changes import Change
-from ..core import WriteCore, superseding
+from ..core import superseding
 from ..errors import LLMError
 from ..llm.base import LLM, TokenUsage
 from ..model import Kind, MemoryRecord, Message, Operation, Scope, Source, Status
+from ..reads import ReadContext
 from ..text.tokenize import has_cjk
 from ..values.episodes import EpisodeLink, Thread, Turn
 from ..writes import MemoryDraft, build_record
@@ -45,7 +46,7 @@ def _quote(text: str) -> str:
     return text if len(text) <= MAX_QUOTE else text[: MAX_QUOTE - 1] + "…"
 
 
-def rule_summary(thread: Thread, turns: Sequence[Turn]) -> str:
+def offline_summary(thread: Thread, turns: Sequence[Turn]) -> str:
     """Extractive: the opening request, up to three later user turns (in order) and the
     last exchange. Chinese labels when the conversation is in Chinese."""
     zh = any(has_cjk(t.content) for t in turns[:4])
@@ -75,7 +76,7 @@ def llm_summary(llm: LLM, turns: Sequence[Turn], max_chars: int = 12_000) -> tup
 
 
 def plan_episode(
-    core: WriteCore, scope: Scope, thread: Thread, turns: Sequence[Turn], *, llm: LLM | None, actor: str,
+    reads: ReadContext, scope: Scope, thread: Thread, turns: Sequence[Turn], *, llm: LLM | None, actor: str,
     now: datetime,
 ) -> EpisodePlan:
     usage, content, summarizer = TokenUsage(), None, "rules"
@@ -85,16 +86,16 @@ def plan_episode(
             summarizer = llm.model
         except LLMError:
             content = None  # the offline summary is better than none
-    content = content or rule_summary(thread, turns)
+    content = content or offline_summary(thread, turns)
     metadata = {"thread_id": thread.id, "turns": len(turns), "started_at": thread.started_at.isoformat(),
                 "ended_at": thread.last_at.isoformat(), "first_turn": turns[0].seq, "last_turn": turns[-1].seq,
                 "summarizer": summarizer}
     draft = MemoryDraft(content, Kind.EPISODE, importance=0.4, metadata=metadata, valid_from=thread.started_at,
                         source=Source(actor=actor, thread_id=thread.id,
                                       message_id=turns[-1].message_id or f"turn:{turns[-1].seq}"))
-    record = build_record(draft, Scope(scope.tenant, thread.namespace), now, core.limits,
-                          core.embedder.name)
-    previous = _previous_episode(core, scope.tenant, thread)
+    record = build_record(draft, Scope(scope.tenant, thread.namespace), now, reads.limits,
+                          reads.embedder.name)
+    previous = _previous_episode(reads, scope.tenant, thread)
     detail = {"thread_id": thread.id, "source_turns": [turns[0].seq, turns[-1].seq]}
     if previous is not None:
         changes = superseding(previous, record, actor=actor, reason="the thread went on", at=now, detail=detail)
@@ -103,8 +104,8 @@ def plan_episode(
     return EpisodePlan(changes, EpisodeLink(thread.namespace, thread.id, record.id, now), record, usage)
 
 
-def _previous_episode(core: WriteCore, tenant: str, thread: Thread) -> MemoryRecord | None:
+def _previous_episode(reads: ReadContext, tenant: str, thread: Thread) -> MemoryRecord | None:
     if thread.episode_id is None:
         return None
-    found = core.store.get(tenant, [thread.episode_id])
+    found = reads.store.get(tenant, [thread.episode_id])
     return found[0] if found and found[0].status is Status.ACTIVE else None

@@ -19,6 +19,7 @@ from ..changes import Change
 from ..core import WriteCore
 from ..errors import ConflictError, InvalidValueError, NotFoundError
 from ..model import MemoryRecord, Operation, Scope
+from ..reads import ReadContext
 from ..store.base import AuditDraft
 from ..values.governance import (
     GovernanceWrites,
@@ -42,31 +43,31 @@ def seen(pending: PendingChange, now: datetime) -> PendingChange:
 
 
 def listing(
-    core: WriteCore, scope: Scope, statuses: Sequence[PendingStatus], *, limit: int, offset: int = 0,
+    reads: ReadContext, scope: Scope, statuses: Sequence[PendingStatus], *, limit: int, offset: int = 0,
     record_id: str | None = None,
 ) -> list[PendingChange]:
     """Pending changes in a scope and below it, oldest first; ``statuses`` () means any."""
-    now = core.clock.now()
+    now = reads.clock.now()
     wanted = tuple(statuses)
     asked = wanted
     if PendingStatus.EXPIRED in wanted and PendingStatus.PENDING not in wanted:
         asked = (*wanted, PendingStatus.PENDING)  # unswept ones are expired too
     query = PendingQuery(namespace=scope.namespace, statuses=asked, record_id=record_id, limit=limit, offset=offset)
-    found = [seen(p, now) for p in core.store.pending_changes(scope.tenant, query)]
+    found = [seen(p, now) for p in reads.store.pending_changes(scope.tenant, query)]
     return [p for p in found if not wanted or p.status in wanted]
 
 
-def get(core: WriteCore, scope: Scope, pending_id: str) -> PendingChange:
+def get(reads: ReadContext, scope: Scope, pending_id: str) -> PendingChange:
     if not isinstance(pending_id, str) or not pending_id:
         raise InvalidValueError(f"a pending change id must be a non-empty string, got {pending_id!r}")
-    found = core.store.pending_changes(scope.tenant, PendingQuery(namespace=scope.namespace, ids=(pending_id,)))
+    found = reads.store.pending_changes(scope.tenant, PendingQuery(namespace=scope.namespace, ids=(pending_id,)))
     if not found:
         raise NotFoundError(f"no pending change {pending_id!r} in scope {scope}")
-    return seen(found[0], core.clock.now())
+    return seen(found[0], reads.clock.now())
 
 
 def _open(core: WriteCore, scope: Scope, pending_id: str) -> PendingChange:
-    pending = get(core, scope, pending_id)
+    pending = get(core.reads, scope, pending_id)
     if pending.status is not PendingStatus.PENDING:
         by = f" by {pending.decided_by}" if pending.decided_by else ""
         raise ConflictError(f"pending change {pending_id} is {pending.status.value}{by}; only a pending one is decided")

@@ -30,6 +30,7 @@ from ..core import WriteCore
 from ..errors import ConfigError, ConflictError
 from ..model import MemoryRecord, Operation, freeze_mapping
 from ..pii import ENCRYPTED_KEY, KEY_ENV, find_pii, key_list
+from ..reads import ReadContext
 from ..store.base import AuditDraft, RecordFilter
 
 PAGE = 200
@@ -55,8 +56,8 @@ class Ring:
     fernets: tuple[Any, ...]
 
     @classmethod
-    def of(cls, core: WriteCore, tenant: str) -> Ring:
-        keys = tuple(key_list(core.pii_for(tenant).encryption_key))
+    def of(cls, reads: ReadContext, tenant: str) -> Ring:
+        keys = tuple(key_list(reads.pii_for(tenant).encryption_key))
         if not keys:
             raise ConfigError(f"no encryption key for tenant {tenant!r}: set {KEY_ENV} or a key provider")
         try:
@@ -98,12 +99,12 @@ def _encrypted(record: MemoryRecord) -> dict[str, str]:
     return {str(k): str(v) for k, v in dict(record.metadata.get(ENCRYPTED_KEY) or {}).items()}
 
 
-def _holding(core: WriteCore, tenant: str) -> Iterator[MemoryRecord]:
+def _holding(reads: ReadContext, tenant: str) -> Iterator[MemoryRecord]:
     """Every record of the tenant (any status) holding encrypted values, page by page."""
     where = RecordFilter(descendants=True, statuses=())
     offset = 0
     while True:
-        page = core.store.query(tenant, where, limit=PAGE, offset=offset)
+        page = reads.store.query(tenant, where, limit=PAGE, offset=offset)
         yield from (r for r in page if _encrypted(r))
         if len(page) < PAGE:
             return
@@ -122,11 +123,11 @@ class KeyStatus:
     unreadable: int  # values no configured key decrypts
 
 
-def status(core: WriteCore, tenant: str) -> KeyStatus:
-    ring = Ring.of(core, tenant)
+def status(reads: ReadContext, tenant: str) -> KeyStatus:
+    ring = Ring.of(reads, tenant)
     values: Counter[str] = Counter()
     unreadable = records = 0
-    for record in _holding(core, tenant):
+    for record in _holding(reads, tenant):
         records += 1
         for cipher in _encrypted(record).values():
             which = ring.which(cipher)
@@ -148,11 +149,11 @@ class Rotation:
 
 def rotate(core: WriteCore, tenant: str, *, actor: str) -> Rotation:
     """Re-encrypt every value not under the tenant's first key with it; audited."""
-    ring = Ring.of(core, tenant)
+    ring = Ring.of(core.reads, tenant)
     current = fingerprint(ring.keys[0])
     records = values = 0
     for _ in range(ROTATION_PASSES):  # a record changed meanwhile is retried on the next pass
-        changes, unreadable = _rekey_changes(core, tenant, ring, current, actor)
+        changes, unreadable = _rekey_changes(core.reads, tenant, ring, current, actor)
         done = 0
         for start in range(0, len(changes), PAGE):
             batch = changes[start : start + PAGE]
@@ -173,11 +174,12 @@ def rotate(core: WriteCore, tenant: str, *, actor: str) -> Rotation:
 
 
 def _rekey_changes(
-    core: WriteCore, tenant: str, ring: Ring, current: str, actor: str,
+    reads: ReadContext, tenant: str, ring: Ring, current: str, actor: str,
 ) -> tuple[list[Change], int]:
-    now = core.clock.now()
+    """The rekey changes of every record holding values not under ``current`` (built, not written)."""
+    now = reads.clock.now()
     changes, unreadable = [], 0
-    for record in _holding(core, tenant):
+    for record in _holding(reads, tenant):
         encrypted = _encrypted(record)
         stale = {token: cipher for token, cipher in encrypted.items() if ring.which(cipher) != current}
         readable = {token: cipher for token, cipher in stale.items() if ring.which(cipher) is not None}
@@ -212,7 +214,7 @@ def reveal(core: WriteCore, record: MemoryRecord, *, actor: str, reason: str | N
     encrypted = _encrypted(record)
     plain: dict[str, str] = {}
     if encrypted:
-        ring = Ring.of(core, record.scope.tenant)
+        ring = Ring.of(core.reads, record.scope.tenant)
         plain = {token: text for token, cipher in encrypted.items() if (text := ring.decrypt(cipher)) is not None}
     texts = [record.content, record.source.reply_to or "", *_strings(record.metadata)]
     markers = [(f.kind, text[f.start : f.end]) for text in texts for f in find_pii(text) if f.marker]

@@ -30,6 +30,7 @@ from typing import Any
 from ..core import WriteCore
 from ..errors import InvalidValueError, NotFoundError
 from ..model import AuditEvent, MemoryRecord, Operation, Scope, parse_enum
+from ..reads import ReadContext
 from ..store.base import AuditDraft, AuditQuery
 from ..values.governance import (
     GovernanceWrites,
@@ -86,10 +87,10 @@ def sample_writes(
     return list(samples)
 
 
-def for_review(core: WriteCore, samples: Sequence[WriteSample]) -> list[SampleForReview]:
+def for_review(reads: ReadContext, samples: Sequence[WriteSample]) -> list[SampleForReview]:
     out = []
     for sample in samples:
-        versions = core.store.versions(sample.tenant, sample.record_id)
+        versions = reads.store.versions(sample.tenant, sample.record_id)
         written = next((v.record for v in versions if v.version == sample.version), None)
         out.append(SampleForReview(sample, written))
     return out
@@ -192,28 +193,28 @@ class QualityReport:
 
 
 def report(
-    core: WriteCore, tenant: str, *, since: datetime, repeat_window: timedelta = timedelta(hours=1),
+    reads: ReadContext, tenant: str, *, since: datetime, repeat_window: timedelta = timedelta(hours=1),
 ) -> QualityReport:
-    now = core.clock.now()
+    now = reads.clock.now()
     by_op: dict[Operation, list[AuditEvent]] = {
-        op: core.store.audit(tenant, AuditQuery(operation=op, since=since, limit=_ALL)) for op in COUNTED}
+        op: reads.store.audit(tenant, AuditQuery(operation=op, since=since, limit=_ALL)) for op in COUNTED}
     extracts = by_op[Operation.EXTRACT]
-    recalls = core.store.recalls(tenant, RecallQuery(since=since, limit=_ALL))
+    recalls = reads.store.recalls(tenant, RecallQuery(since=since, limit=_ALL))
     answered = [r for r in recalls if r.used is not None]
-    turns, repeats = _repeats(core, tenant, extracts, repeat_window)
+    turns, repeats = _repeats(reads, tenant, extracts, repeat_window)
     return QualityReport(
         tenant=tenant, since=since, until=now,
         add_events=_summed(e.detail.get("events") for e in extracts),
         skipped=_summed(e.detail.get("skipped") for e in extracts),
         changes={op.value: len(events) for op, events in by_op.items() if events},
         pii_actions=_pii_actions([e for op in SCREENED for e in by_op[op]], extracts),
-        pending=_pending_now(core, tenant, now),
+        pending=_pending_now(reads, tenant, now),
         decisions=_decisions(by_op[Operation.APPROVE], by_op[Operation.REJECT]),
         recalls=len(recalls), latency=_latency(recalls),
         answered=len(answered), recalled_for_answers=sum(len(r.memories) for r in answered),
         used=sum(len(r.used or ()) for r in answered),
         turns=turns, repeats=repeats,
-        accuracy=accuracy(core.store.write_samples(tenant, SampleQuery(written_after=since, limit=_ALL))),
+        accuracy=accuracy(reads.store.write_samples(tenant, SampleQuery(written_after=since, limit=_ALL))),
     )
 
 
@@ -236,8 +237,8 @@ def _pii_actions(changes: Sequence[AuditEvent], extracts: Sequence[AuditEvent]) 
     return {kind: dict(sorted(counts.items())) for kind, counts in sorted(out.items())}
 
 
-def _pending_now(core: WriteCore, tenant: str, now: datetime) -> int:
-    waiting = core.store.pending_changes(tenant, PendingQuery(statuses=(PendingStatus.PENDING,), limit=_ALL))
+def _pending_now(reads: ReadContext, tenant: str, now: datetime) -> int:
+    waiting = reads.store.pending_changes(tenant, PendingQuery(statuses=(PendingStatus.PENDING,), limit=_ALL))
     return sum(1 for p in waiting if p.expires_at > now)
 
 
@@ -259,23 +260,23 @@ def _latency(recalls: Sequence[RecallEvent]) -> Latency:
 
 
 def _repeats(
-    core: WriteCore, tenant: str, extracts: Sequence[AuditEvent], window: timedelta,
+    reads: ReadContext, tenant: str, extracts: Sequence[AuditEvent], window: timedelta,
 ) -> tuple[int, int]:
     """(turns with candidates, turns repeating a known memory that recall had missed)."""
     turns = [e for e in extracts if sum(dict(e.detail.get("events") or {}).values())]
     known_ids = sorted({str(i) for e in turns for i in e.detail.get("known") or ()})
-    threads = {r.id: r.source.thread_id for r in core.store.get(tenant, known_ids)} if known_ids else {}
+    threads = {r.id: r.source.thread_id for r in reads.store.get(tenant, known_ids)} if known_ids else {}
     repeats = 0
     for turn in turns:
         thread = turn.detail.get("thread_id")
         known = [i for i in turn.detail.get("known") or () if i in threads and (thread is None or threads[i] != thread)]
-        if known and set(known) - _recalled(core, tenant, thread, turn.at, window):
+        if known and set(known) - _recalled(reads, tenant, thread, turn.at, window):
             repeats += 1
     return len(turns), repeats
 
 
-def _recalled(core: WriteCore, tenant: str, thread: Any, at: datetime, window: timedelta) -> set[str]:
+def _recalled(reads: ReadContext, tenant: str, thread: Any, at: datetime, window: timedelta) -> set[str]:
     if not isinstance(thread, str):
         return set()
-    recalls = core.store.recalls(tenant, RecallQuery(thread_id=thread, since=at - window, limit=_ALL))
+    recalls = reads.store.recalls(tenant, RecallQuery(thread_id=thread, since=at - window, limit=_ALL))
     return {m.record_id for r in recalls if r.at <= at for m in r.memories}

@@ -19,6 +19,7 @@ import numpy as np
 from ..core import WriteCore
 from ..errors import InvalidValueError, NotFoundError
 from ..model import AuditEvent, MemoryRecord, Operation, SearchHit, Version
+from ..reads import ReadContext
 from ..store.base import AuditQuery
 from ..text.tokenize import query_terms
 from ..values.governance import AnswerLink, GovernanceWrites, PendingChange, PendingQuery, RecallEvent, RecallQuery
@@ -96,14 +97,14 @@ def link_answer(
             raise InvalidValueError(f"{what} must be a non-empty string, got {value!r}")
     if answer is not None and (not isinstance(answer, str) or len(answer) > MAX_ANSWER_CHARS):
         raise InvalidValueError(f"answer must be a string of at most {MAX_ANSWER_CHARS} characters")
-    recall = one_recall(core, tenant, recall_id)
+    recall = one_recall(core.reads, tenant, recall_id)
     recalled = [m.record_id for m in recall.memories]
     if used is not None:
         if isinstance(used, str) or not all(isinstance(i, str) for i in used):
             raise InvalidValueError("used must be a list of memory ids")
         chosen = [i for i in recalled if i in set(used)]
     elif answer is not None:
-        chosen = used_by(core, tenant, answer, recalled)
+        chosen = used_by(core.reads, tenant, answer, recalled)
     else:
         chosen = []
     link = AnswerLink(recall.id, answer_id, core.clock.now(), tuple(chosen))
@@ -112,25 +113,25 @@ def link_answer(
                        recall.thread_id, answer_id, link.at, link.used)
 
 
-def one_recall(core: WriteCore, tenant: str, recall_id: str) -> RecallEvent:
-    found = core.store.recalls(tenant, RecallQuery(ids=(recall_id,), limit=1))
+def one_recall(reads: ReadContext, tenant: str, recall_id: str) -> RecallEvent:
+    found = reads.store.recalls(tenant, RecallQuery(ids=(recall_id,), limit=1))
     if not found:
         raise NotFoundError(f"no recall {recall_id!r} in tenant {tenant!r}")
     return found[0]
 
 
-def used_by(core: WriteCore, tenant: str, answer: str, record_ids: Sequence[str]) -> list[str]:
+def used_by(reads: ReadContext, tenant: str, answer: str, record_ids: Sequence[str]) -> list[str]:
     """The recalled memories an answer repeats, lexically or in meaning."""
     if not record_ids or not answer.strip():
         return []
-    records = {r.id: r for r in core.store.get(tenant, list(record_ids))}
+    records = {r.id: r for r in reads.store.get(tenant, list(record_ids))}
     said = set(query_terms(answer))
     used = {i for i, r in records.items() if coverage(said, r.content) >= USED_COVERAGE}
     rest = [i for i in records if i not in used]
     if rest:
-        vectors = core.stored_vectors(tenant, rest)
+        vectors = reads.stored_vectors(tenant, rest)
         if vectors:
-            answer_vector = core.embedder.embed([answer])[0]
+            answer_vector = reads.embedder.embed([answer])[0]
             used |= {i for i, v in vectors.items() if cosine(answer_vector, v) >= USED_SIMILARITY}
     return [i for i in record_ids if i in used]
 
@@ -148,28 +149,28 @@ def cosine(a: np.ndarray, b: np.ndarray) -> float:
 # -- reading it back -------------------------------------------------------------------------
 
 
-def trace(core: WriteCore, tenant: str, ident: str) -> list[RecallTrace]:
+def trace(reads: ReadContext, tenant: str, ident: str) -> list[RecallTrace]:
     """The recalls behind an answer id, or the one recall of a recall id."""
     if not isinstance(ident, str) or not ident.strip():
         raise InvalidValueError("give an answer id or a recall id")
-    recalls = core.store.recalls(tenant, RecallQuery(answer_id=ident, limit=100)) or core.store.recalls(
+    recalls = reads.store.recalls(tenant, RecallQuery(answer_id=ident, limit=100)) or reads.store.recalls(
         tenant, RecallQuery(ids=(ident,), limit=1))
     if not recalls:
         raise NotFoundError(f"no answer or recall {ident!r} in tenant {tenant!r}")
     ids = list(dict.fromkeys(m.record_id for r in recalls for m in r.memories))
-    records = {r.id: r for r in core.store.get(tenant, ids)}
+    records = {r.id: r for r in reads.store.get(tenant, ids)}
     return [RecallTrace(r, tuple(
         TracedMemory(m.record_id, m.version, m.score, None if r.used is None else m.record_id in r.used,
                      records.get(m.record_id)) for m in r.memories)) for r in recalls]
 
 
-def provenance(core: WriteCore, record: MemoryRecord, *, recent: int = 20) -> Provenance:
+def provenance(reads: ReadContext, record: MemoryRecord, *, recent: int = 20) -> Provenance:
     tenant = record.scope.tenant
-    events = core.store.audit(tenant, AuditQuery(record_id=record.id, limit=10_000))
+    events = reads.store.audit(tenant, AuditQuery(record_id=record.id, limit=10_000))
     recall_ids = [str(e.detail["recall_id"]) for e in events
                   if e.operation is Operation.RECALL and e.detail.get("recall_id")][-recent:]
-    answers = core.store.recalls(tenant, RecallQuery(ids=tuple(recall_ids), limit=recent)) if recall_ids else []
-    proposals = core.store.pending_changes(tenant, PendingQuery(record_id=record.id, limit=100))
-    return Provenance(record, tuple(core.store.versions(tenant, record.id)),
+    answers = reads.store.recalls(tenant, RecallQuery(ids=tuple(recall_ids), limit=recent)) if recall_ids else []
+    proposals = reads.store.pending_changes(tenant, PendingQuery(record_id=record.id, limit=100))
+    return Provenance(record, tuple(reads.store.versions(tenant, record.id)),
                       tuple(e for e in events if e.operation is not Operation.RECALL), tuple(proposals),
                       tuple(answers))

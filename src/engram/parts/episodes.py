@@ -1,7 +1,7 @@
 """The conversation parts of ``Memory``: ``memory.threads`` (past conversations and
 their episodes) and ``memory.consolidation``. Each is thin: it validates its
 arguments and calls one function of episodes/ or consolidation/, over the one
-write core."""
+write core; the read verbs are given only its read context (``reads.py``)."""
 
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ from ..model import MemoryRecord, Scope, check_scope, utc
 from ..pii import mask_identifier
 from ..pipeline.messages import Message, normalize_messages
 from ..pipeline.run import Pipeline
+from ..reads import ReadContext
 from ..values.episodes import EpisodeWrites, Thread, ThreadQuery, Turn, TurnQuery
 
 
@@ -45,6 +46,10 @@ class Threads:
         self._core = core
         self._settings = settings
 
+    @property
+    def _reads(self) -> ReadContext:
+        return self._core.reads
+
     def record(
         self, messages: Any, scope: Scope, *, thread_id: str | None = None,
         metadata: Mapping[str, Any] | None = None,
@@ -58,22 +63,25 @@ class Threads:
 
     def _stored_id(self, thread_id: str, scope: Scope) -> str:
         """A thread id as it was stored: what the PII policy masks, masked the same way."""
-        return mask_identifier(thread_id, self._core.pii_for(scope.tenant)) if isinstance(thread_id, str) else thread_id
+        if not isinstance(thread_id, str):
+            return thread_id
+        return mask_identifier(thread_id, self._reads.pii_for(scope.tenant))
 
     def list(self, scope: Scope, *, limit: int = 50, include_descendants: bool = False) -> builtins.list[Thread]:
         """The scope's conversations, most recent first."""
         check_scope(scope)
         check_count(limit, "limit")
-        return self._core.store.threads(scope.tenant, ThreadQuery(scope.namespace, include_descendants, limit=limit))
+        return self._reads.store.threads(scope.tenant, ThreadQuery(scope.namespace, include_descendants, limit=limit))
 
     def turns(self, thread_id: str, scope: Scope, *, limit: int = 1000) -> builtins.list[Turn]:
         """Every turn of one thread, in order; NotFoundError when the scope has no such thread."""
         check_scope(scope)
         check_count(limit, "limit")
         thread_id = self._stored_id(thread_id, scope)
-        if not self._core.store.threads(scope.tenant, ThreadQuery(scope.namespace, ids=(thread_id,), limit=1)):
+        reads = self._reads
+        if not reads.store.threads(scope.tenant, ThreadQuery(scope.namespace, ids=(thread_id,), limit=1)):
             raise NotFoundError(f"no thread {thread_id!r} in scope {scope}")
-        return self._core.store.turns(scope.tenant, TurnQuery(scope.namespace, thread_id=thread_id, limit=limit))
+        return reads.store.turns(scope.tenant, TurnQuery(scope.namespace, thread_id=thread_id, limit=limit))
 
     def search(
 self, query: str, scope: Scope, *, k: int = 5, window: int = 1, include_descendants: bool = False,
@@ -96,10 +104,11 @@ before: datetime | None = None,
         """The episode memory summarising a thread, once written."""
         check_scope(scope)
         thread_id = self._stored_id(thread_id, scope)
-        found = self._core.store.threads(scope.tenant, ThreadQuery(scope.namespace, ids=(thread_id,), limit=1))
+        reads = self._reads
+        found = reads.store.threads(scope.tenant, ThreadQuery(scope.namespace, ids=(thread_id,), limit=1))
         if not found or found[0].episode_id is None:
             return None
-        records = self._core.store.get(scope.tenant, [found[0].episode_id])
+        records = reads.store.get(scope.tenant, [found[0].episode_id])
         return records[0] if records else None
 
     def drop_expired(self) -> int:
@@ -109,7 +118,7 @@ before: datetime | None = None,
         if retention.default_days is None and not retention.tenants:
             return 0
         now, done = self._core.clock.now(), 0
-        store = self._core.store
+        store = self._reads.store
         # tenants that keep conversations but no memories (yet) have turns to drop too
         for tenant in sorted(set(store.tenants()) | set(store.turn_tenants()) | set(retention.tenants)):
             cutoff = retention.cutoff(tenant, now)

@@ -1,6 +1,7 @@
 """The governance parts of ``Memory``: ``memory.approvals``, ``memory.audit``,
 ``memory.quality`` and ``memory.keys``. Each is thin: it validates its arguments and
-calls one function of approvals, recalls, quality or keys, over the one write core."""
+calls one function of approvals, recalls, quality or keys, over the one write core;
+the read verbs are given only its read context (``reads.py``)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from ..governance.recalls import Provenance, RecallTrace
 from ..limits import check_count, check_offset
 from ..model import AuditEvent, MemoryRecord, Operation, Scope, check_scope, parse_enum, utc
 from ..pii import mask_identifier
+from ..reads import ReadContext
 from ..store.base import AuditQuery
 from ..values.governance import PendingChange, PendingStatus, RecallEvent, SampleQuery, Verdict, WriteSample
 
@@ -35,9 +37,14 @@ class Part:
     def __init__(self, core: WriteCore) -> None:
         self._core = core
 
+    @property
+    def _reads(self) -> ReadContext:
+        """What the read verbs get: the core's store, clock and policies, and no way to write."""
+        return self._core.reads
+
     def _governed(self, record_id: str, scope: Scope) -> MemoryRecord:
         check_scope(scope)
-        found = self._core.store.get(scope.tenant, [record_id]) if isinstance(record_id, str) else []
+        found = self._reads.store.get(scope.tenant, [record_id]) if isinstance(record_id, str) else []
         if not found or not scope.contains(found[0].scope):
             raise NotFoundError(f"no memory {record_id!r} in scope {scope}")
         return found[0]
@@ -55,12 +62,12 @@ class Approvals(Part):
         check_scope(scope)
         check_count(limit, "limit")
         check_offset(offset)
-        return _approvals.listing(self._core, scope, _statuses(status), limit=limit, offset=offset,
+        return _approvals.listing(self._reads, scope, _statuses(status), limit=limit, offset=offset,
                                   record_id=record_id)
 
     def get(self, pending_id: str, scope: Scope) -> PendingChange:
         check_scope(scope)
-        return _approvals.get(self._core, scope, pending_id)
+        return _approvals.get(self._reads, scope, pending_id)
 
     def approve(
         self, pending_id: str, scope: Scope, *, reviewer: str, reason: str | None = None,
@@ -95,13 +102,14 @@ class Audit(Part):
         latest ``limit``, newest first)."""
         check_scope(scope)
         op = parse_enum(Operation, operation, "operation") if operation is not None else None
-        events = self._core.store.audit(scope.tenant, AuditQuery(record_id, op, since, limit, bool(newest_first)))
+        since = None if since is None else utc(since, "since")
+        events = self._reads.store.audit(scope.tenant, AuditQuery(record_id, op, since, limit, bool(newest_first)))
         return [e for e in events if e.namespace[: len(scope.namespace)] == scope.namespace]
 
     def why(self, record_id: str, scope: Scope) -> Provenance:
         """Where a memory came from (thread, messages, extractor, versions, approvals) and
         which recalls served it since."""
-        return _recalls.provenance(self._core, self._governed(record_id, scope))
+        return _recalls.provenance(self._reads, self._governed(record_id, scope))
 
     def link_answer(
         self, recall_id: str, scope: Scope, *, answer_id: str, answer: str | None = None,
@@ -119,8 +127,8 @@ class Audit(Part):
         with scores, and which the answer used."""
         check_scope(scope)
         if isinstance(ident, str):  # an answer id is stored as the PII policy leaves it
-            ident = mask_identifier(ident, self._core.pii_for(scope.tenant))
-        return _recalls.trace(self._core, scope.tenant, ident)
+            ident = mask_identifier(ident, self._reads.pii_for(scope.tenant))
+        return _recalls.trace(self._reads, scope.tenant, ident)
 
 
 class Quality(Part):
@@ -142,7 +150,7 @@ class Quality(Part):
         check_scope(scope)
         check_count(limit, "limit")
         query = SampleQuery(namespace=scope.namespace, reviewed=reviewed, limit=limit)
-        return _quality.for_review(self._core, self._core.store.write_samples(scope.tenant, query))
+        return _quality.for_review(self._reads, self._reads.store.write_samples(scope.tenant, query))
 
     def mark(
  self, sample_id: str, scope: Scope, verdict: Verdict | str, *, reviewer: str, note: str | None = None,
@@ -159,8 +167,8 @@ class Quality(Part):
         pending approvals and recall latency of one tenant since ``since`` (default: the
         last ``window``)."""
         Scope(tenant)
-        start = utc(since) if since is not None else self._core.clock.now() - window
-        return _quality.report(self._core, tenant, since=start, repeat_window=repeat_window)
+        start = utc(since) if since is not None else self._reads.clock.now() - window
+        return _quality.report(self._reads, tenant, since=start, repeat_window=repeat_window)
 
 
 class Keys(Part):
@@ -169,12 +177,12 @@ class Keys(Part):
     def status(self, tenant: str) -> KeyStatus:
         """Which configured key decrypts how many stored values (fingerprints only)."""
         Scope(tenant)
-        return _keys.status(self._core, tenant)
+        return _keys.status(self._reads, tenant)
 
     def rotate(self, tenant: str | None = None, *, actor: str = "app") -> builtins.list[Rotation]:
         """Re-encrypt values stored under an older key with the current (first) one, in
         one tenant or all; reads keep working meanwhile (every configured key decrypts)."""
-        tenants = [Scope(tenant).tenant] if tenant is not None else self._core.store.tenants()
+        tenants = [Scope(tenant).tenant] if tenant is not None else self._reads.store.tenants()
         return [_keys.rotate(self._core, name, actor=actor) for name in tenants]
 
     def reveal(self, record_id: str, scope: Scope, *, actor: str, reason: str | None = None) -> Revealed:

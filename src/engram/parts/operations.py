@@ -1,7 +1,8 @@
 """The operating parts of ``Memory``: ``memory.jobs`` (background add() and its
 worker), ``memory.maintenance`` (expiry, duplicates, re-embedding),
 ``memory.transfer`` (JSONL export and import) and ``memory.scopes`` (which tenants
-and namespaces hold memories). Each is thin, over the one write core."""
+and namespaces hold memories). Each is thin, over the one write core (``scopes``, which
+only reads, over its read context: ``reads.py``)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from ..model import Job, JobStatus, Scope, check_label, check_scope
 from ..pipeline import jobs as _jobs
 from ..pipeline.reindex import reindex_store
 from ..pipeline.run import Pipeline
+from ..reads import ReadContext
 from .episodes import Consolidation, Threads
 from .governance import Approvals
 
@@ -42,7 +44,7 @@ class Jobs:
         self, tenant: str | None = None, statuses: Sequence[JobStatus | str] = (), limit: int = 100,
     ) -> builtins.list[Job]:
         """Jobs of one tenant (or all), newest first."""
-        return self._core.store.jobs(tenant_or_all(tenant), [JobStatus(s) for s in statuses], limit)
+        return self._core.reads.store.jobs(tenant_or_all(tenant), [JobStatus(s) for s in statuses], limit)
 
     def drain(self, max_jobs: int | None = None) -> int:
         """Run due background jobs in this thread until none is due."""
@@ -103,7 +105,8 @@ class Transfer:
         """Write every record in the scope (and below), with its versions, as JSONL;
         returns how many records."""
         check_scope(scope)
-        return jsonl.export_to(self._core.store, scope, dest, self._core.clock.now())
+        reads = self._core.reads
+        return jsonl.export_to(reads.store, scope, dest, reads.clock.now())
 
     def import_from(
         self, source: str | Path | IO[str], *, on_conflict: jsonl.OnConflict = "error", actor: str = DEFAULT_ACTOR,
@@ -116,19 +119,19 @@ class Transfer:
 
 
 class Scopes:
-    """``memory.scopes``: where memories are."""
+    """``memory.scopes``: where memories are (it only reads)."""
 
-    def __init__(self, core: WriteCore) -> None:
-        self._core = core
+    def __init__(self, reads: ReadContext) -> None:
+        self._reads = reads
 
     def tenants(self) -> builtins.list[str]:
         """The tenants that hold memories."""
-        return self._core.store.tenants()
+        return self._reads.store.tenants()
 
     def namespaces(self, scope: Scope) -> builtins.list[tuple[str, ...]]:
         """The namespaces holding memories at and below a scope."""
         check_scope(scope)
-        return self._core.store.namespaces(scope.tenant, scope.namespace)
+        return self._reads.store.namespaces(scope.tenant, scope.namespace)
 
 
 def tenant_or_all(tenant: str | None) -> str | None:

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import IntEnum
 
@@ -130,9 +130,13 @@ def rank_profile(records: Sequence[MemoryRecord], relevance: Mapping[str, float]
 
 def profile_members(store: Store, scope: Scope, moment: datetime, *, scan: int, as_of: bool = False,
                     ) -> list[MemoryRecord]:
-    """The scope's memories that may be profile (the ``scan`` most important that hold
-    at ``moment``; ``as_of``: also those superseded or expired since)."""
+    """The scope's memories that may be profile: every pinned one (up to ``scan``), then
+    the ``scan`` most important, that hold at ``moment`` (``as_of``: also those superseded
+    or expired since). Pinned ones are read apart so that a pin of low importance stays
+    in the profile however many memories outrank it."""
     statuses = (Status.ACTIVE, Status.SUPERSEDED, Status.EXPIRED) if as_of else (Status.ACTIVE,)
     where = RecordFilter(namespace=scope.namespace, statuses=statuses, valid_at=None if as_of else moment)
-    records = store.query(scope.tenant, where, order="importance", limit=scan)
+    pinned = store.query(scope.tenant, replace(where, pinned=True), order="importance", limit=scan)
+    records = list({r.id: r for r in (*pinned, *store.query(scope.tenant, where, order="importance",
+                                                             limit=scan))}.values())
     return [r for r in records if tier(r) is not None and (r.held_at(moment) if as_of else True)]

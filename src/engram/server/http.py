@@ -253,5 +253,8 @@ async def _http_error(request: Request, exc: Exception) -> JSONResponse:
 
 async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
     # The HTTP edge: a bug must not hand the caller a stack trace. Starlette re-raises the
-    # exception after this answer, so the server logs it with its traceback.
-    return JSONResponse(error_body("InternalServerError", "internal error; see the server log"), status_code=500)
+    # exception after this answer, so the server logs it with its traceback, and the server
+    # then drops the connection: "Connection: close" tells the client so, instead of its next
+    # request on a keep-alive connection being reset.
+    return JSONResponse(error_body("InternalServerError", "internal error; see the server log"), status_code=500,
+                        headers={"Connection": "close"})

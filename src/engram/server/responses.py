@@ -4,11 +4,13 @@ a test checks that each model here names exactly the fields the shape has."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from dataclasses import fields
+from typing import TYPE_CHECKING, Annotated, Any, get_type_hints
 
-from pydantic import BaseModel, PlainSerializer, WithJsonSchema
+from pydantic import BaseModel, Field, PlainSerializer, WithJsonSchema, create_model
 
 from ..limits import bounded_json
+from ..model import Signals
 
 # Kept as the codec writes it (isoformat, "+00:00"), documented as a date-time.
 Timestamp = Annotated[str, WithJsonSchema({"type": "string", "format": "date-time"})]
@@ -78,14 +80,20 @@ class HistoryOut(BaseModel):
     items: list[VersionOut]
 
 
-class SignalsOut(BaseModel):
-    lexical: float
-    vector: float
-    relevance: float
-    recency: float
-    importance: float
-    validity: float
-    overlap: float  # shared content terms with the query; with the raw cosine it decides the relevance floor
+def signals_model(signals: type[Signals] = Signals) -> type[BaseModel]:
+    """The schema of a hit's signals, read off the ``Signals`` dataclass (each field's
+    type, default and ``doc``): a signal added there is described here with no edit."""
+    types = get_type_hints(signals)
+    described: dict[str, Any] = {
+        f.name: (types[f.name], Field(description=f.metadata.get("doc"))) for f in fields(signals)}
+    return create_model("SignalsOut", __doc__="Why a hit came back: each signal in [0, 1] before weighting.",
+                        **described)
+
+
+if TYPE_CHECKING:
+    class SignalsOut(BaseModel): ...
+else:
+    SignalsOut = signals_model()
 
 
 class HitOut(BaseModel):

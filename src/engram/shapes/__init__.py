@@ -13,6 +13,7 @@ strings, numbers, None), never the object itself.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import fields
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -69,9 +70,7 @@ def version_brief(version: Version) -> JSON:
 def signals_data(signals: Signals) -> JSON:
     """Why a hit came back: each signal in [0, 1] before weighting (``vector`` the raw
     cosine and ``overlap`` the shared content terms decide context()'s relevance floor)."""
-    return {"lexical": signals.lexical, "vector": signals.vector, "relevance": signals.relevance,
-            "recency": signals.recency, "importance": signals.importance, "validity": signals.validity,
-            "overlap": signals.overlap}
+    return {f.name: getattr(signals, f.name) for f in fields(signals)}  # every field of Signals, by its name
 
 
 def hit_data(hit: SearchHit) -> JSON:

@@ -77,13 +77,14 @@ class RecordFilter:
     valid_at: datetime | None = None  # drop records expired or no longer valid then
     ids: tuple[str, ...] | None = None
     thread_id: str | None = None  # only records said in this thread (source.thread_id)
+    pinned: bool | None = None  # only records pinned into (True) or out of (False) the profile
 
     @property
     def needs_sql(self) -> bool:
         """True when more than namespace/status/kind must be checked."""
         return bool(
             self.category or self.tags or self.metadata or self.time_ranges or self.valid_at or self.ids is not None
-            or self.thread_id is not None
+            or self.thread_id is not None or self.pinned is not None
         )
 
 

@@ -26,6 +26,7 @@ from ..model import (
     check_unit_interval,
     freeze_mapping,
     parse_enum,
+    utc,
 )
 from ..slots import USER
 from .base import RankFields
@@ -98,7 +99,7 @@ def _from_iso(value: str | None, what: str) -> datetime | None:
         raise InvalidValueError(f"{what} is not an ISO-8601 datetime: {value!r}") from None
     if moment.tzinfo is None:
         raise InvalidValueError(f"{what} has no timezone: {value!r}")
-    return moment.astimezone(UTC)
+    return utc(moment, what)
 
 
 def record_to_data(record: MemoryRecord) -> dict[str, Any]:

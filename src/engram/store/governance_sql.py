@@ -148,7 +148,8 @@ def check_governance(writes: GovernanceWrites) -> None:
     for decision in writes.decisions:
         check_stored([decision.id, decision.by, decision.reason], "decision")
     for recall in writes.recalls:
-        check_stored([recall.id, recall.actor, recall.thread_id, *(m.record_id for m in recall.memories)], "recall")
+        check_stored([recall.id, recall.actor, recall.thread_id, recall.answer_id,
+                      *(m.record_id for m in recall.memories)], "recall")
     for link in writes.answers:
         check_stored([link.recall_id, link.answer_id, *link.used], "answer link")
     for sample in writes.samples:

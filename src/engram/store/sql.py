@@ -14,7 +14,7 @@ from typing import Any
 
 from ..errors import InvalidValueError
 from ..limits import check_storable_text
-from ..model import MemoryRecord
+from ..model import MemoryRecord, utc
 from .base import ORDERS, AuditQuery, MetadataCondition, MetadataGroup, MetadataTerm, RecordFilter, WriteBatch
 from .codec import namespace_key, namespace_range, to_epoch
 
@@ -87,6 +87,7 @@ class Dialect:
         datetime would mean local time on one and server time on the other: refused."""
         if not isinstance(moment, datetime) or moment.tzinfo is None:
             raise InvalidValueError(f"time filters need timezone-aware datetimes, got {moment!r}")
+        moment = utc(moment, "time filter")  # within the calendar both backends keep
         return to_epoch(moment) if self.name == "sqlite" else moment
 
 
@@ -272,6 +273,9 @@ def filter_clause(dialect: Dialect, tenant: str, where: RecordFilter, alias: str
         _check_text(where.thread_id, "thread filter")
         parts.append(f"{a}thread_id = {p}")
         params.append(where.thread_id)
+    if where.pinned is not None:
+        parts.append(f"{a}pinned = {p}")
+        params.append(dialect.bool_value(bool(where.pinned)))
     if where.category is not None:
         _check_text(where.category, "category filter")
         parts.append(f"{a}category = {p}")
@@ -397,6 +401,7 @@ def audit_conditions(dialect: Dialect, tenant_column: str, tenant: str, query: A
     p = dialect.placeholder
     parts, params = [f"{tenant_column} = {p}"], [tenant]
     if query.record_id is not None:
+        _check_text(query.record_id, "record id filter")
         parts.append(f"record_id = {p}")
         params.append(query.record_id)
     if query.operation is not None:

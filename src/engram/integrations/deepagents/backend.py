@@ -49,7 +49,7 @@ from deepagents.backends.utils import (
 from langgraph.types import interrupt
 from wcmatch import glob as wcglob
 
-from ...errors import ConflictError, EngramError, InvalidValueError, PermissionDeniedError
+from ...errors import ConfigError, ConflictError, EngramError, InvalidValueError, PermissionDeniedError
 from ...memory import Memory
 from ...model import MemoryRecord, Scope
 from ...text.tokenize import has_cjk
@@ -160,7 +160,15 @@ class EngramBackend(BackendProtocol):
     # -- scope, actor, paths -----------------------------------------------------------------
 
     def scope(self) -> Scope:
-        namespace = self.namespace(files.current_runtime()) if callable(self.namespace) else self.namespace
+        if not callable(self.namespace):
+            return Scope(self.tenant, self.namespace)
+        runtime = files.current_runtime()
+        try:
+            namespace = self.namespace(runtime)
+        except AttributeError as exc:
+            raise ConfigError(_factory_failed(runtime, exc)) from exc
+        if isinstance(namespace, str) or not isinstance(namespace, Sequence):
+            raise ConfigError(f"the namespace factory returned {namespace!r}; it must return a tuple of labels")
         return Scope(self.tenant, tuple(namespace))
 
     def _actor(self) -> str:
@@ -217,7 +225,7 @@ class EngramBackend(BackendProtocol):
             entries.sort(key=lambda e: e["path"])
             return LsResult(entries=entries)
         except EngramError as exc:
-            return LsResult(error=f"Error: {exc}")
+            return LsResult(error=str(exc))  # the tool adds "Error: "
 
     def read(self, file_path: str, offset: int = 0, limit: int = 2000) -> ReadResult:
         try:
@@ -232,7 +240,7 @@ class EngramBackend(BackendProtocol):
             self.tracker.saw(self._thread(), scope, local, record.version)
             return slice_read_response(files.file_data(record), offset, limit)
         except EngramError as exc:
-            return ReadResult(error=f"Error: {exc}")
+            return ReadResult(error=str(exc))  # the tool adds "Error: "
 
     def grep(
         self, pattern: str, path: str | None = None, glob: str | None = None, *, max_count: int | None = None
@@ -262,7 +270,7 @@ class EngramBackend(BackendProtocol):
                                       modified_at=data.get("modified_at", "")))
             return GlobResult(matches=infos)
         except EngramError as exc:
-            return GlobResult(error=f"Error: {exc}")
+            return GlobResult(error=str(exc))  # the tool adds "Error: "
 
     def download_files(self, paths: list[str]) -> list[FileDownloadResponse]:
         out = []
@@ -320,6 +328,8 @@ class EngramBackend(BackendProtocol):
         try:
             local = self._local(file_path)
             scope = self.scope()
+            if local == self.profile:
+                self._writable(local, None)
             current = self._slots.live(scope, local)
             if current is None:
                 return EditResult(error=f"Error: File '{self._show(local)}' not found")
@@ -350,6 +360,8 @@ class EngramBackend(BackendProtocol):
         try:
             local = self._local(file_path)
             scope = self.scope()
+            if local == self.profile:
+                self._writable(local, None)
             base = local.rstrip("/")
             doomed = [r for r in files.scan_files(self.memory, scope)
                       if r.metadata["path"] == base or r.metadata["path"].startswith(base + "/")]
@@ -541,3 +553,13 @@ class EngramBackend(BackendProtocol):
         if isinstance(exc, PermissionDeniedError):
             return f"Error: permission denied: {exc}"
         return f"Error: {exc}"
+
+
+def _factory_failed(runtime: Any, exc: AttributeError) -> str:
+    """Deep Agents' StoreBackend raises a RuntimeError saying why; engram says the same as
+    an error the tool returns, so the agent is told instead of crashing."""
+    if runtime is None:
+        return ("the namespace factory tried to read the Runtime, but it is unavailable (running outside a "
+                "LangGraph graph execution): use the backend inside a graph (e.g. via create_deep_agent), or "
+                f"pass a namespace factory that does not read the Runtime ({exc})")
+    return f"the namespace factory failed: {type(exc).__name__}: {exc}"

@@ -22,18 +22,20 @@ _ROLES = {"human": "user", "ai": "assistant"}
 
 
 class ConversationMiddleware(AgentMiddleware):
-    """Record the run's turns as ``("users", uid)`` (or ``("agents", aid, "users", uid)``
-    with ``assistant_id``) threads of ``tenant``."""
+    """Record the run's turns as ``("users", uid)`` threads of ``tenant``, shared by the
+    deployment's agents like every other memory of the user; ``per_agent=True`` records
+    them as ``("agents", aid, "users", uid)`` (``assistant_id``, else the runtime's)."""
 
-    def __init__(self, memory: Memory, *, tenant: str = "default", assistant_id: str | None = None) -> None:
+    def __init__(self, memory: Memory, *, tenant: str = "default", assistant_id: str | None = None,
+                 per_agent: bool = False) -> None:
         super().__init__()
-        self.memory, self.tenant, self.assistant_id = memory, tenant, assistant_id
+        self.memory, self.tenant, self.assistant_id, self.per_agent = memory, tenant, assistant_id, per_agent
 
     def after_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
         turns = _this_run(state.get("messages") or [])
         if turns:
             user = user_id_from_runtime(runtime)
-            namespace = ("users", user) if self.assistant_id is None else (
+            namespace = ("users", user) if not self.per_agent else (
                 "agents", assistant_id_from_runtime(runtime, self.assistant_id), "users", user)
             thread = (ensure_config().get("configurable") or {}).get("thread_id")
             self.memory.threads.record(turns, Scope(self.tenant, namespace),

@@ -4,7 +4,10 @@
 - user-scoped memory: one namespace per user, the user id read from the runtime,
   never from anything the model supplies                         (``user_files``)
 - organisation policies: read-only for agents, written by the app (``org_policies``)
-- several agents in one deployment: assistant id + user id       (``user_files(assistant_id=…)``)
+- several agents in one deployment: by default they share each user's memories
+  (``users/<uid>``, what ``Memory.add``, the memory graph, HTTP, MCP and the mem0 layer
+  write); ``per_agent=True`` keeps one agent's memories of a user apart
+  (``agents/<aid>/users/<uid>``, as ``Scope.for_user(..., agent=aid)``)   (``user_files(per_agent=True)``)
 - skills: ``/skills/<name>/SKILL.md``                             (``skills_files``)
 - all of it as CompositeBackend routes                           (``memory_backend``)
 - seeding files and skills from application code                 (``seed_files``, ``seed_skill``)
@@ -15,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ...errors import PermissionDeniedError
+from ...errors import InvalidValueError, PermissionDeniedError
 from ...memory import Memory
 from .backend import EngramBackend
 from .skills import check_skill, skill_markdown
@@ -56,17 +59,23 @@ def agent_files(memory: Memory, assistant_id: str, *, tenant: str = "default", m
 
 
 def user_files(memory: Memory, *, tenant: str = "default", assistant_id: str | None = None,
-               mount: str = "/memories/", profile: str | None = "/profile.md", **options: Any) -> EngramBackend:
-    """Memory private to the calling user: ("users", uid, "files"), or with an
-    assistant id ("agents", aid, "users", uid, "files") so several agents in one
-    deployment keep separate memories of the same user. ``profile``: a read-only file
+               per_agent: bool = False, mount: str = "/memories/", profile: str | None = "/profile.md",
+               **options: Any) -> EngramBackend:
+    """Memory private to the calling user: ("users", uid, "files"), shared by every agent
+    of the deployment, beside the memories ``Memory.add(…, Scope.for_user(tenant, uid))``
+    writes; ``assistant_id`` names the agent in the audit trail. ``per_agent=True`` (with
+    an ``assistant_id``) keeps this agent's memory of the user apart:
+    ("agents", aid, "users", uid, "files"), the profile read from
+    ``Scope.for_user(tenant, uid, agent=aid)``. ``profile``: a read-only file
     (``/memories/profile.md``) holding the user's profile from their memories (None: no file)."""
+    if per_agent and assistant_id is None:
+        raise InvalidValueError("per_agent=True needs an assistant_id: whose memories of the user to keep apart")
 
     def namespace(runtime: Any) -> tuple[str, ...]:
         user = user_id_from_runtime(runtime)
-        if assistant_id is None:
+        if not per_agent:
             return ("users", user, "files")
-        return ("agents", assistant_id, "users", user, "files")
+        return ("agents", str(assistant_id), "users", user, "files")
 
     def actor(runtime: Any) -> str:
         return f"agent:{assistant_id}" if assistant_id else "agent"
@@ -98,12 +107,15 @@ def skills_files(memory: Memory, *, tenant: str = "default", assistant_id: str |
 
 
 def memory_routes(memory: Memory, *, assistant_id: str, tenant: str = "default", user_scoped: bool = True,
-                  org_id: str | None = None, skills: bool = True, **options: Any) -> dict[str, EngramBackend]:
+                  per_agent: bool = False, org_id: str | None = None, skills: bool = True,
+                  **options: Any) -> dict[str, EngramBackend]:
     """CompositeBackend routes: /memories/ (per user, or per agent), /skills/ and,
-    with an org id, /policies/ (read-only)."""
+    with an org id, /policies/ (read-only). Per user, the user's memories are shared by
+    the deployment's agents (``users/<uid>``) unless ``per_agent=True``."""
     routes: dict[str, EngramBackend] = {}
     if user_scoped:
-        routes["/memories/"] = user_files(memory, tenant=tenant, assistant_id=assistant_id, **options)
+        routes["/memories/"] = user_files(memory, tenant=tenant, assistant_id=assistant_id, per_agent=per_agent,
+                                          **options)
     else:
         routes["/memories/"] = agent_files(memory, assistant_id, tenant=tenant, **options)
     if skills:
