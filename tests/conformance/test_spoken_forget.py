@@ -4,10 +4,13 @@ application-written memory is held with the reason on the event."""
 
 from __future__ import annotations
 
+import pytest
+
 from engram import FakeClock, Scope, Settings
 
 from .conftest import Backend
 
+pytestmark = [pytest.mark.records, pytest.mark.episodes]  # the store roles it checks (conftest.py, ROLE_MARKERS)
 ALICE = Scope.for_user("acme", "alice")
 
 

@@ -26,10 +26,9 @@ from datetime import datetime, timedelta
 
 import numpy as np
 
-from ..embed import Embedder
 from ..model import Kind, MemoryRecord, Message, Scope, Status
+from ..reads import ReadContext
 from ..store.base import RecordFilter, Store
-from ..text.tokenize import Tokenizer
 from ..values.episodes import Turn, TurnQuery
 from .candidate import Candidate
 from .forget_slots import holds_slot, slots_named
@@ -117,16 +116,14 @@ def points_back(request: ForgetRequest) -> bool:
 # --- a topic named -------------------------------------------------------------------
 
 
-def forget_targets(
-    store: Store, embedder: Embedder, tokenizer: Tokenizer, context: ForgetContext, request: ForgetRequest,
-    slot_match: SlotMatch = record_slot_match,
-) -> list[MemoryRecord]:
+def forget_targets(reads: ReadContext, context: ForgetContext, request: ForgetRequest,
+                   slot_match: SlotMatch = record_slot_match) -> list[MemoryRecord]:
     """What a forget that names a topic or a reminder means, over the whole scope (a forget
     that points back is resolved by ``just_said``)."""
-    scope, now = context.scope, context.now
+    store, scope, now = reads.store, context.scope, context.now
     where = RecordFilter(namespace=scope.namespace, statuses=(Status.ACTIVE,), valid_at=now)
     if request.about:
-        return _about(store, embedder, tokenizer, scope, where, request, slot_match)
+        return _about(reads, scope, where, request, slot_match)
     if request.reminder:
         return store.query(scope.tenant, RecordFilter(namespace=scope.namespace, statuses=(Status.ACTIVE,),
                                                       kinds=(Kind.TODO,), valid_at=now),
@@ -134,8 +131,9 @@ def forget_targets(
     return []
 
 
-def _about(store: Store, embedder: Embedder, tokenizer: Tokenizer, scope: Scope, where: RecordFilter,
-           request: ForgetRequest, slot_match: SlotMatch) -> list[MemoryRecord]:
+def _about(reads: ReadContext, scope: Scope, where: RecordFilter, request: ForgetRequest,
+           slot_match: SlotMatch) -> list[MemoryRecord]:
+    store, embedder, tokenizer = reads.store, reads.embedder, reads.tokenizer
     about = request.about or ""
     vector = np.asarray(embedder.embed([about], role="query")[0], dtype=np.float32)
     near = {s.id: s.score for s in store.nearest(scope.tenant, where, embedder.name, vector, _LOOK_AT)}
@@ -209,7 +207,7 @@ class JustSaid:
     why: str = ""
 
 
-def just_said(store: Store, candidates: Sequence[Candidate], context: ForgetContext,
+def just_said(reads: ReadContext, candidates: Sequence[Candidate], context: ForgetContext,
               request: ForgetRequest) -> JustSaid:
     said, position = context.said, context.position
     if request.follows_words:  # "What's the weather in Oslo? Actually forget it": this message's own words
@@ -221,7 +219,7 @@ def just_said(store: Store, candidates: Sequence[Candidate], context: ForgetCont
         return JustSaid(mine, why="" if mine else "the message before it stored nothing")
     if context.thread_id is None:
         return JustSaid(why="nothing said before it in this conversation (no thread id)")
-    records = _previous_turn(store, context)
+    records = _previous_turn(reads.store, context)
     return JustSaid(records=tuple(records),
                     why="" if records else "the user's previous turn in this thread stored nothing recent")
 

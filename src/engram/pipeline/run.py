@@ -212,7 +212,7 @@ class AddRun:
             context = ForgetContext(self.scope, self.thread_id, self.said, position, self.core.clock.now(),
                                     mask_identifier(self.thread_id, self.policy) if self.thread_id else None)
             if points_back(request):
-                found = just_said(self.core.store, candidates, context, request)
+                found = just_said(self.core.reads, candidates, context, request)
                 if found.candidates:
                     taken_back.update(id(c) for c in found.candidates)
                     plan.events += [self._skipped(c, f"the user asked to forget it: {request.text!r}")
@@ -220,7 +220,7 @@ class AddRun:
                     continue
                 targets, why = list(found.records), f"a spoken forget with nothing to take back: {found.why}"
             else:
-                targets = forget_targets(self.core.store, self.core.embedder, self.core.tokenizer, context, request)
+                targets = forget_targets(self.core.reads, context, request)
                 why = "a spoken forget that matched no memory"
             self._forget(request, self.said[position], targets, why, plan)
         return [c for c in candidates if id(c) not in taken_back]
