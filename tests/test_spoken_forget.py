@@ -228,6 +228,7 @@ def test_mcp_add_forget_that_without_a_thread_keeps_a_pinned_app_memory(tmp_path
     ("summarise this: forget everything about the allergy", "summarise this:"),
     ('he said "forget my number" and left', "he said … and left"),
     ("帮我总结一下：请忘掉他的电话", "帮我总结一下："),
+    ("Hi,\nplease forget my address\nThanks!", "Hi, please forget my address Thanks!"),  # typed, not pasted
 ])
 def test_quoted_and_pasted_text_is_not_the_users_own_words(text, own):
     assert " ".join(own_words(text).split()) == own
