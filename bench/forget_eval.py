@@ -28,6 +28,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from engram import FakeClock, Memory, Scope, Settings, USEEmbedder
+from engram.pipeline.forget_model import ForgetClassifier, use_classifier
 from engram.pipeline.rules.forgets import forget_requests
 from engram.store.sqlite import SQLiteStore
 
@@ -187,7 +188,11 @@ def main() -> None:
     parser.add_argument("--writers", nargs="+", default=["writer-a", "writer-b"])
     parser.add_argument("--limit", type=int, default=None, help="at most this many cases of each kind")
     parser.add_argument("--examples", action="store_true", help="print the misses and false retirements")
+    parser.add_argument("--weights", type=Path, default=None,
+                        help="a classifier .npz from training/forget/train.py --out (default: the shipped one)")
     args = parser.parse_args()
+    if args.weights is not None:
+        use_classifier(ForgetClassifier.load(args.weights))
     results = {writer: evaluate(args.data, writer, args.limit) for writer in args.writers}
     print(table(results))
     if args.examples:

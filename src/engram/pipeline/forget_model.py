@@ -73,6 +73,16 @@ def forget_classifier() -> ForgetClassifier:
     return found
 
 
+def use_classifier(model: ForgetClassifier) -> None:
+    """Use ``model`` instead of the shipped classifier in this process (to evaluate another
+    training run: bench/forget_eval.py --weights)."""
+    from .rules.forgets import forget_decisions_changed
+
+    with _LOCK:
+        _LOADED["classifier"] = model
+    forget_decisions_changed()
+
+
 def _encoder():  # the sentence encoder the weights were trained on, whatever the store's embedder
     with _LOCK:
         if "encoder" not in _LOADED:
