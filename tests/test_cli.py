@@ -90,6 +90,9 @@ def test_demo_plays_the_whole_scenario_offline(tmp_path, monkeypatch):
     assert result.exit_code == 0, result.output
     out = result.output
     assert "用户名叫张三" in out and "用户喜欢简洁的报告" in out and "三级审批流程" in out
-    assert "not visible to 李四" in out
+    assert "李四看不到张三的记忆" in out
+    for heading in ("对话 1（会话 t1）", "之后的另一段对话", "同一租户的另一位用户", "公司更改了审批流程", "要求忘记"):
+        assert heading in out  # the Chinese demo speaks Chinese
+    assert not any(english in out for english in ("conversation 1", "another user", "context after forget"))
     assert "SUPERSEDE" in out and "business_rule:approval" in out
     assert "forget" in out and "deleted" in out

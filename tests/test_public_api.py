@@ -3,7 +3,7 @@ import engram
 PINNED = {
     "AsyncMemory", "AuditEvent", "BenchmarkDataError", "Clock", "ConfigError", "ConflictError", "ConnectionLostError",
     "ContextBlock", "E5Embedder", "EmbeddingError", "Embedder", "EngramError", "FakeClock", "FakeHashEmbedder",
-    "ImportFormatError", "InvalidContentError", "InvalidScopeError", "InvalidValueError", "Kind", "LLMError",
+    "ImportConflictError", "ImportFormatError", "InvalidContentError", "InvalidScopeError", "InvalidValueError", "Kind", "LLMError",
     "LLMRateLimitError", "LLMResponseError", "LLMTimeoutError", "Memory", "MemoryDraft", "MemoryRecord", "Message",
     "MigrationError", "NotAnEngramDatabaseError", "NotFoundError", "Operation", "Page", "PermissionDeniedError",
     "Policy", "Scope", "SearchHit", "Sensitivity", "Settings", "Signals", "Source", "Stats", "Status",
@@ -55,7 +55,7 @@ PARTS = {
     "threads": {"record", "list", "turns", "search", "episode", "drop_expired"},
     "consolidation": {"run", "consolidator", "schedules", "clock", "run_due"},
     "approvals": {"list", "get", "approve", "reject", "expire"},
-    "audit": {"list", "why", "link_answer", "answer"},
+    "audit": {"list", "why", "link_answer", "answer", "recent_recalls"},
     "quality": {"sample", "list", "mark", "report"},
     "keys": {"status", "rotate", "reveal"},
     "jobs": {"list", "drain", "start_worker", "stop_worker"},

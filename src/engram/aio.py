@@ -93,6 +93,7 @@ class AsyncAudit(AsyncFace[Audit]):
     why = off_thread(Audit.why)
     link_answer = off_thread(Audit.link_answer)
     answer = off_thread(Audit.answer)
+    recent_recalls = off_thread(Audit.recent_recalls)
 
 
 class AsyncQuality(AsyncFace[Quality]):

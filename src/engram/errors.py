@@ -69,6 +69,19 @@ class ConflictError(EngramError):
     """A write expected one version of a record and found another."""
 
 
+class ImportConflictError(ConflictError):
+    """Imported records whose ids already exist, with nothing written. ``remedy`` words
+    the choice (skip or replace) as the caller's surface takes it."""
+
+    def __init__(self, count: int, example: str) -> None:
+        self.count, self.example = count, example
+        super().__init__(self.worded("pass on_conflict='skip' or 'replace'"))
+
+    def worded(self, remedy: str) -> str:
+        """The message with a surface's own remedy (shown there as a ConflictError)."""
+        return f"{self.count} imported records already exist (e.g. {self.example}); {remedy}"
+
+
 class WorkCancelledError(ConflictError):
     """Background work (a job, a consolidation run) wrote under a job or a lease that is
     gone: its scope was purged meanwhile (or the job cancelled). Nothing was written."""

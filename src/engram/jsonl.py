@@ -13,7 +13,7 @@ from typing import IO, Any, Literal
 
 from .changes import Change
 from .core import WriteCore
-from .errors import ConflictError, EngramError, ImportFormatError, InvalidValueError
+from .errors import EngramError, ImportConflictError, ImportFormatError, InvalidValueError
 from .model import MemoryRecord, Operation, Scope, Version
 from .store.base import RecordFilter, Store
 from .store.codec import record_from_data, record_to_data, version_from_data, version_to_data
@@ -113,8 +113,7 @@ def import_changes(
     so its history becomes exactly the imported one."""
     existing = {r.id: r for r in core.store.get(tenant, [item.record.id for item in items])}
     if existing and on_conflict == "error":
-        raise ConflictError(f"{len(existing)} imported records already exist (e.g. {min(existing)}); "
-                            "pass on_conflict='skip' or 'replace'")
+        raise ImportConflictError(len(existing), min(existing))
     chosen = [item for item in items if on_conflict == "replace" or item.record.id not in existing]
     purges = [Change(Operation.PURGE, None, existing[item.record.id], actor, "replaced by an import")
               for item in chosen if item.record.id in existing]

@@ -212,7 +212,8 @@ def _fernet(key: str | None) -> Any:
     try:
         from cryptography.fernet import Fernet, MultiFernet
     except ImportError as exc:
-        raise ConfigError("PII encryption needs the 'cryptography' package: pip install engram[crypto]") from exc
+        raise ConfigError("PII encryption needs the 'cryptography' package: "
+                          "pip install 'engram-agentmem[crypto]'") from exc
     try:
         fernets = [Fernet(k.encode()) for k in keys]
     except ValueError:

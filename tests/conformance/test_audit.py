@@ -77,3 +77,17 @@ def test_the_latest_events_newest_first(memory, alice):
     latest = memory.audit.list(alice, limit=2, newest_first=True)
     assert [e.record_id for e in latest] == written[:1:-1]  # the last two, the newest first
     assert [e.record_id for e in memory.audit.list(alice, limit=2)] == written[:2]  # default: the oldest, in order
+
+
+def test_audit_leaves_out_operations_and_recent_recalls_come_newest_first(memory, alice):
+    tea = memory.remember("Prefers green tea", alice)
+    memory.update(tea.id, alice, content="Prefers jasmine tea")
+    first = memory.recall("tea", alice).id
+    memory.clock.advance(seconds=1)  # newest first is by time
+    last = memory.recall("what tea?", alice).id
+    changes = memory.audit.list(alice, newest_first=True, exclude=["recall"])
+    assert [e.operation for e in changes] == [Operation.UPDATE, Operation.CREATE]
+    recent = memory.audit.recent_recalls(alice, limit=5)
+    assert [t.recall.id for t in recent] == [last, first]
+    assert recent[0].memories[0].record.content == "Prefers jasmine tea"
+    assert [t.recall.id for t in memory.audit.recent_recalls(alice, limit=1)] == [last]

@@ -165,7 +165,7 @@ def test_langmems_own_tools_already_work_on_engram_store(memory):
                          {"configurable": {"langgraph_user_id": "ana"}})
     assert "Prefers window seats" in str(tool_results(state)[1])
     hits = memory.search("window seats", Scope("acme", ("memories", "ana")))
-    assert hits and "Prefers window seats" in hits[0].record.content  # an engram record, versioned and audited
+    assert hits and hits[0].record.content == "Prefers window seats"  # the text, not {"content": …} JSON
 
 
 def test_langchains_create_agent_with_the_user_in_its_context(memory):

@@ -409,3 +409,25 @@ def test_filters_on_dotted_paths_hyphens_digits_and_nul(store):
     assert [i.key for i in store.search(("docs",), filter={"user.123abc": "ok2"})] == ["digit"]
     assert [i.key for i in store.search(("docs",), filter={"a.b": 1})] == ["literal"]
     assert store.search(("docs",), filter={"access-level": "public\x00' OR '1'='1"}) == []
+
+
+def test_an_async_memory_is_accepted_and_anything_else_refused(memory):
+    from engram import AsyncMemory, InvalidValueError
+
+    store = EngramStore(AsyncMemory(memory), tenant="acme")
+
+    async def run():
+        await store.aput(("users", "ana"), "seat", {"text": "window seat"})
+        return await store.aget(("users", "ana"), "seat"), await store.asearch(("users",), query="window")
+
+    item, found = asyncio.run(run())
+    assert item.value == {"text": "window seat"} and [hit.key for hit in found] == ["seat"]
+    with pytest.raises(InvalidValueError, match="takes an engram Memory or AsyncMemory, got str"):
+        EngramStore("memory.db")
+
+
+def test_the_whole_value_is_indexed_as_its_text_never_its_json(store, memory):
+    store.put(("memories", "ana"), "a", {"content": "Prefers window seats"})
+    store.put(("memories", "ana"), "b", {"name": "Ana", "home": {"city": "Porto"}, "tags": ["x"], "n": 3})
+    texts = {r.content for r in memory.scan(Scope("acme", ("memories", "ana")))}
+    assert texts == {"Prefers window seats", "name: Ana\nhome.city: Porto\ntags: x\nn: 3"}

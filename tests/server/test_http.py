@@ -88,6 +88,7 @@ def test_openapi_lists_every_route_with_auth_and_error_shapes(client):
         ("/v1/approvals", "get"), ("/v1/approvals/{pending_id}", "get"),
         ("/v1/approvals/{pending_id}/approve", "post"), ("/v1/approvals/{pending_id}/reject", "post"),
         ("/v1/recall", "post"), ("/v1/recalls/{recall_id}/answer", "post"), ("/v1/recalls/{ident}", "get"),
+        ("/v1/recalls", "get"),
         ("/v1/memories/{record_id}/why", "get"), ("/v1/memories/{record_id}/reveal", "post"),
         ("/v1/quality/sample", "post"), ("/v1/quality/samples", "get"), ("/v1/quality/samples/{sample_id}", "post"),
         ("/v1/quality", "get"), ("/metrics", "get"),
@@ -423,7 +424,9 @@ def test_export_streams_jsonl_and_import_stays_in_the_callers_tenant(client, tmp
         assert target.post("/v1/import", content=export, headers=ndjson).json() == {"imported": 60, "skipped": 0,
                                                                                        "tenant": "acme"}
         assert len(target.get(f"/v1/memories/{min(ids)}/history", headers=A).json()["items"]) == 2
-        assert_error(target.post("/v1/import", content=export, headers=ndjson), 409, "ConflictError", "already exist")
+        assert_error(target.post("/v1/import", content=export, headers=ndjson), 409, "ConflictError",
+                     "already exist (e.g. ")
+        assert "?on_conflict=skip" in target.post("/v1/import", content=export, headers=ndjson).json()["message"]
         skipped = target.post("/v1/import", params={"on_conflict": "skip"}, content=export, headers=ndjson)
         assert skipped.json() == {"imported": 0, "skipped": 60, "tenant": "acme"}
         broken = lines[0] + "\n" + lines[1] + "\n{not json\n"

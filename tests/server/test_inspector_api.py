@@ -102,3 +102,22 @@ def test_personal_data_is_masked_on_request(client, mem):
     history = client.get(f"{path}/history", params={"mask": "true"}, headers=PLAIN).json()["items"]
     assert listed[0]["content"] == history[0]["record"]["content"] == "Call [EMAIL] or [PHONE#1]"
     assert "ciphertext" not in str(listed) + str(history) + str(hits)
+
+
+def test_the_first_screen_reads_changes_without_recalls_and_the_recalls_grouped(client, mem):
+    ana, bob = Scope.for_user("acme", "ana"), Scope.for_user("acme", "bob")
+    tea = mem.remember("Prefers jasmine tea", ana)
+    mem.remember("Lives in Lisbon", ana)
+    mem.remember("Bob's note", bob)
+    for _ in range(12):  # each recall writes one audit row per memory it served
+        mem.context("what does she drink?", ana, answer_id="a-1")
+    changes = client.get("/v1/audit", params={"newest_first": "true", "limit": 15, "exclude": "recall"},
+                         headers=ADMIN).json()["items"]
+    assert [e["operation"] for e in changes] == ["create"] * 3
+    recalls = client.get("/v1/recalls", params={"limit": 5, "mask": "true"}, headers=ADMIN).json()["items"]
+    assert len(recalls) == 5 and recalls[0]["recall"]["at"] >= recalls[-1]["recall"]["at"]
+    assert tea.id in {m["id"] for m in recalls[0]["memories"]}
+    assert "Prefers jasmine tea" in {m["record"]["content"] for m in recalls[0]["memories"]}
+    for_bob = client.get("/v1/recalls", params={"namespace": ["users", "bob"]}, headers=ADMIN).json()["items"]
+    assert for_bob == []  # no recall served bob's memories
+    assert client.get("/v1/audit", params={"exclude": "nonsense"}, headers=ADMIN).status_code == 422

@@ -394,7 +394,9 @@ def test_past_conversations_are_grouped_by_thread(reviewing, browser):
 
 
 def test_the_first_screen_shows_the_tenant_and_what_happened(server, browser):
-    base, _, _ = server
+    base, _, memory = server
+    for _ in range(8):  # an agent's searches: one audit row per memory served, which flooded the feed
+        memory.recall("what does ana drink in the afternoon?", ANA)
     driver = browser
     driver.set_window_size(1280, 800)
     open_page(driver, base)
@@ -404,7 +406,14 @@ def test_the_first_screen_shows_the_tenant_and_what_happened(server, browser):
     assert all(name in users for name in ("ana", "bob", "carl", "张三"))
     assert "concierge" in by_id(driver, "overview-agents").text
     activity = wait(driver, lambda d: by_id(d, "activity").text)
-    assert "create" in activity and "recall" in activity
+    assert "create" in activity and "update" in activity and "recall" not in activity  # changes stay visible
+    recalls = wait(driver, lambda d: by_id(d, "recall", many=True))
+    assert len(recalls) == 5 and "Lives in Lisbon and works as a baker" in recalls[0].text  # what was recalled
+    recalls[0].find_element(By.CSS_SELECTOR, "[data-testid='recalled-open']").click()
+    wait(driver, lambda d: "tea in the afternoon" in by_id(d, "detail").text)
+    open_page(driver, base)
+    sign_in(driver)
+    wait(driver, visible("overview"))
     assert not by_id(driver, "empty", many=True)  # not "No memories here."
     shot(driver, "overview-desktop")
     next(b for b in by_id(driver, "pick-scope", many=True) if b.text == "ana").click()

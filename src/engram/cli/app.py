@@ -81,6 +81,8 @@ def remember(
     tag: Annotated[list[str] | None, typer.Option("--tag", help="Repeatable")] = None,
     db: DbOption = None, tenant: TenantOption = "default", user: UserOption = None, agent: AgentOption = None,
     ns: NsOption = None, json_out: JsonOption = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print the new id alone (id=$(engram remember …))")]
+    = False,
 ) -> None:
     """Store one memory as given."""
     scope = run(lambda: scope_from(tenant, user, agent, ns))
@@ -88,7 +90,10 @@ def remember(
     with opened(db, create=True) as memory:
         record = run(lambda: memory.remember(text, scope, kind=kind, importance=importance,
                                              confidence=confidence, tags=tag, actor="cli"))
-    print_json(record_data(record)) if json_out else say(f"remembered {record.id}")
+    if json_out:
+        print_json(record_data(record))
+    else:
+        say(record.id if quiet else f"remembered {record.id}")
 
 
 @app.command()

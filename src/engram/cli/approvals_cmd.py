@@ -6,7 +6,6 @@ import getpass
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
 from ..shapes import record_data
 from ..shapes.governance import pending_data
@@ -24,6 +23,7 @@ from .common import (
     scope_from,
 )
 from .ids import resolve_pending_id
+from .tables import pending_table
 
 approvals = typer.Typer(help="Changes held by an approval rule: list, approve (optionally edited), reject.",
                         no_args_is_help=True)
@@ -52,13 +52,9 @@ def list_cmd(
     if json_out:
         print_json({"items": [pending_data(p) for p in found]})  # GET /v1/approvals
         return
-    table = Table(title=f"{len(found)} {status} change(s)")
-    for column in ("id", "status", "proposed by", "operation", "content", "namespace", "rule", "expires"):
-        table.add_column(column, overflow="fold")
-    for p in found:
-        table.add_row(p.id, p.status.value, p.actor, "+".join(c.operation.value for c in p.changes),
-                      p.record.content, "/".join(p.namespace), p.rule, p.expires_at.isoformat(timespec="minutes"))
-    console.print(table)
+    console.print(pending_table(found, f"{len(found)} {status} change(s)", with_status=status == "all"))
+    if found:
+        console.print("approve or reject one by its id as shown (any unique prefix of 8+ characters)")
 
 
 @approvals.command("show")

@@ -10,6 +10,7 @@ from rich.table import Table
 from ..shapes.governance import provenance_data, trace_data
 from .common import DbOption, JsonOption, TenantOption, console, opened, print_json, run, scope_from
 from .ids import resolve_id
+from .tables import audit_table
 
 audit = typer.Typer(help="Provenance: where a memory came from, and what an answer was built from.",
                     no_args_is_help=True)
@@ -33,15 +34,7 @@ def why(
     console.print(f"  {record.content}", markup=False)
     console.print(f"  said in thread {found.thread_id or '-'}, messages {', '.join(found.message_ids) or '-'}, "
                   f"by {record.source.actor}; extractor {found.extractor or '-'}", markup=False)
-    table = Table(title="history")
-    for column in ("at", "operation", "actor", "version", "detail"):
-        table.add_column(column, overflow="fold")
-    for e in found.events:
-        detail = {k: v for k, v in e.detail.items() if k in ("reason", "event", "pending_id", "proposed_by",
-                                                                 "rule", "verdict", "kinds")}
-        table.add_row(e.at.isoformat(timespec="seconds"), e.operation.value, e.actor, str(e.version or ""),
-                      str(detail) if detail else "")
-    console.print(table)
+    console.print(audit_table(found.events, title="history"))
     for recall in found.answers:
         console.print(f"  recalled {recall.at.isoformat(timespec='seconds')} (recall {recall.id}) → answer "
                       f"{recall.answer_id or '-'}", markup=False)

@@ -38,7 +38,7 @@ def chat(
         from ..integrations.langgraph.checkpoint import close_checkpointer, default_checkpointer
         from ..integrations.langgraph.graph import build_memory_graph
     except ImportError as exc:
-        errors.print(f"[red]error:[/red] engram chat needs LangGraph: pip install 'engram[langgraph]' ({exc})")
+        errors.print(f"[red]error:[/red] engram chat needs LangGraph: pip install 'engram-agentmem[langgraph]' ({exc})")
         raise typer.Exit(2) from None
     try:
         model = chat_model_from_env()

@@ -70,9 +70,12 @@ def database_file(target: str) -> Path | None:
 
 
 @contextmanager
-def opened(db: str | None, *, create: bool = False, **settings: Any) -> Iterator[Memory]:
+def opened(db: str | None, *, create: bool = False, all_or_nothing: bool = False,
+           **settings: Any) -> Iterator[Memory]:
     """Open the database. Read commands (``create=False``) never create a file or its
-    folder: a missing SQLite file is an error. Write commands create it and say so."""
+    folder: a missing SQLite file is an error. Write commands create it and say so.
+    ``all_or_nothing``: the command writes in one transaction (import), so when it fails
+    nothing was written and the file it created is removed again."""
     configured = Settings(**settings) if settings else Settings()
     target = db or configured.db
     path = database_file(target)
@@ -81,12 +84,25 @@ def opened(db: str | None, *, create: bool = False, **settings: Any) -> Iterator
         fail(f"no engram database at {path} (write commands such as `engram remember` create one; "
              "pick another with --db or ENGRAM_DB)", 3)
     memory = run(lambda: Memory.open(target, settings=configured))
-    if missing:
+    if missing and not all_or_nothing:
         errors.print(f"created a new engram database at {path}", highlight=False, soft_wrap=True)
+    done = False
     try:
         yield memory
+        done = True
     finally:
         memory.close()
+        if missing and all_or_nothing and path is not None:
+            if done:
+                errors.print(f"created a new engram database at {path}", highlight=False, soft_wrap=True)
+            else:
+                _remove_database(path)
+
+
+def _remove_database(path: Path) -> None:
+    """The SQLite file this command created, with its journal files."""
+    for file in (path, *(path.with_name(path.name + suffix) for suffix in ("-wal", "-shm", "-journal"))):
+        file.unlink(missing_ok=True)
 
 
 def run(action: Callable[[], T]) -> T:

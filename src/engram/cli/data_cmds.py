@@ -21,7 +21,8 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from ..errors import InvalidValueError
+from ..errors import ConflictError, ImportConflictError, InvalidValueError
+from ..memory import Memory
 from ..shapes import import_data, reindexed_data
 from ..text.tokenize import CJKMode, Tokenizer
 from .common import DbOption, JsonOption, errors, fail, opened, print_json, run, say
@@ -58,6 +59,13 @@ class CountingReader:
         return line
 
 
+def _import(memory: Memory, stream: IO[str], on_conflict: str, progress: Callable[[int, int], None]) -> Any:
+    try:
+        return memory.transfer.import_from(stream, on_conflict=cast(Any, on_conflict), actor="cli", progress=progress)
+    except ImportConflictError as exc:
+        raise ConflictError(exc.worded("run it again with --on-conflict skip or --on-conflict replace")) from None
+
+
 def import_command(
     source: Annotated[Path, typer.Argument(help="A JSONL export (engram export); - reads standard input")],
     on_conflict: Annotated[str, typer.Option(help="error | skip | replace")] = "error",
@@ -69,7 +77,8 @@ def import_command(
     if not from_stdin and not source.is_file():
         fail(f"no such file: {source}" if not source.exists() else f"not a file: {source}", 2)
     name = "standard input" if from_stdin else source.name
-    with (opened(db, create=True) as memory, _input(source) as handle, _bar(bytes_=True) as bar):
+    with (opened(db, create=True, all_or_nothing=True) as memory, _input(source) as handle,
+          _bar(bytes_=True) as bar):
         reading = bar.add_task(f"reading {name}", total=None if from_stdin else source.stat().st_size, lines=0)
         writing = bar.add_task("embedding and writing", total=None, lines=0, start=False)
         reader = CountingReader(handle, lambda lines, size: bar.update(reading, advance=size, lines=lines))
@@ -79,8 +88,7 @@ def import_command(
             bar.update(writing, completed=done, total=total, lines=done)
 
         stream = cast(IO[str], reader)  # the importer reads lines, which is all a CountingReader does
-        result = run(lambda: memory.transfer.import_from(stream, on_conflict=cast(Any, on_conflict), actor="cli",
-                                                         progress=written))
+        result = run(lambda: _import(memory, stream, on_conflict, written))
         bar.update(reading, description=f"read {name}", total=reader.size, completed=reader.size)
         bar.update(writing, description=f"imported {result.imported} memories")
     data = import_data(result)

@@ -24,7 +24,7 @@ def mcp(
     try:
         from ..server.mcp import create_mcp_server
     except ImportError as exc:
-        errors.print(f"[red]error:[/red] engram mcp needs the mcp extra: pip install 'engram[mcp]' ({exc})")
+        errors.print(f"[red]error:[/red] engram mcp needs the mcp extra: pip install 'engram-agentmem[mcp]' ({exc})")
         raise typer.Exit(2) from None
     scope = run(lambda: Scope.for_user(tenant, user, agent=agent))
     with opened(db, create=True) as memory:

@@ -32,7 +32,8 @@ def outcome_command(
     = None,
     data: Annotated[Path | None, typer.Option(help="Scenario folder with dev/ and heldout/ (default: shipped)")]
     = None,
-    out: Annotated[Path, typer.Option(help="Results JSON, every probe included")] = Path("bench/results/outcome.json"),
+    out: Annotated[Path | None, typer.Option(help="Also write the results JSON (every probe included) here")]
+    = None,
     show_misses: Annotated[int, typer.Option(help="Print up to N probes that missed or showed a forbidden memory")]
     = 0,
     markdown: Annotated[bool, typer.Option(help="Print Markdown tables (for docs/BENCHMARKS.md)")] = False,
@@ -48,7 +49,7 @@ def outcome_command(
     from ..eval.outcome.scenarios import LANGUAGES, SPLITS
     from .common import key_values, run
 
-    console = Console()
+    console = Console()  # tables; the progress bar goes to stderr, so `--markdown > out.md` holds the tables only
 
     def build() -> OutcomeConfig:
         modes = cast(tuple[Mode, ...], _choices(facts, MODES, "--facts"))
@@ -58,17 +59,18 @@ def outcome_command(
 
     config = run(build)
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=console, disable=quiet) as bar:
+                  console=Console(stderr=True), disable=quiet) as bar:
         def progress(label: str, total: int):
             task = bar.add_task(label, total=total)
             return lambda n: bar.advance(task, n)
 
         results = run(lambda: run_outcome(config, progress=progress))
-    if markdown:
-        console.print(report.markdown(results), markup=False, highlight=False)
+    if markdown:  # as plain text: a console would wrap table rows at its width (80 columns when piped)
+        typer.echo(report.markdown(results))
     else:
         for table in report.rich_tables(results):
             console.print(table)
     for line in report.misses(results, show_misses) if show_misses else []:
-        console.print(line, markup=False, highlight=False)
-    console.print(f"results: {out}")
+        typer.echo(line)
+    if out is not None:
+        typer.echo(f"results: {out}", err=markdown)

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from ..consolidation.schedule import Schedule
 from ..shapes import add_data, jobs_data, maintenance_data
 from .common import (
     AgentOption,
@@ -24,7 +26,7 @@ from .common import (
     say,
     scope_from,
 )
-from .tables import events_table, jobs_table
+from .tables import counted, events_table, jobs_table
 
 
 def _read_turns(text: str | None, file: Path | None) -> list[str]:
@@ -108,12 +110,24 @@ def register(app: typer.Typer) -> None:
         more next to your app)."""
         with opened(db) as memory:
             if once:
-                say(f"ran {run(memory.jobs.drain)} jobs")
+                say(f"ran {counted(run(memory.jobs.drain), 'job')}")
                 return
-            say("engram worker: draining jobs (Ctrl-C to stop)")
+            for line in worker_plan(run(memory.consolidation.schedules), memory.settings.maintenance_interval_s):
+                say(line)
             memory.jobs.start_worker()
             try:
                 while True:
                     time.sleep(poll)
             except KeyboardInterrupt:
                 say("stopping after the current job")
+
+
+def worker_plan(schedules: Sequence[Schedule], maintenance_s: float) -> list[str]:
+    """What a starting worker will do: the jobs, maintenance, and each consolidation schedule it loaded."""
+    every = f"every {maintenance_s:g} s" if maintenance_s else "never (maintenance_interval_s=0)"
+    lines = ["engram worker: draining background jobs (Ctrl-C to stop)",
+             f"maintenance (expiry, consolidation): {every}"]
+    if not schedules:
+        return [*lines, "consolidation schedules: none (set ENGRAM_CONSOLIDATION_SCHEDULES, docs/EPISODES.md)"]
+    return [*lines, f"consolidation schedules (UTC): {counted(len(schedules), 'schedule')} loaded",
+            *(f"  {schedule.label}" for schedule in schedules)]

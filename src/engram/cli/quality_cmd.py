@@ -27,6 +27,7 @@ from .common import (
     run,
     scope_from,
 )
+from .tables import counted
 
 quality = typer.Typer(help="Memory quality: queue a sample of recent writes, judge them, and the report "
                            "(write accuracy, recall hit rate, repeats, PII actions, latency).", no_args_is_help=True)
@@ -128,7 +129,7 @@ def _table(r: QualityReport) -> Table:
     rows = [
         ("write accuracy", f"{_rate(a.rate)} of {a.reviewed} reviewed{ci}; {a.awaiting_review} awaiting review"),
         ("recall hit rate", f"{_rate(r.hit_rate)} ({r.used} of {r.recalled_for_answers} recalled memories used)"),
-        ("repeat rate", f"{_rate(r.repeat_rate)} ({r.repeats} of {r.turns} turns)"),
+        ("repeat rate", f"{_rate(r.repeat_rate)} ({r.repeats} of {counted(r.turns, 'turn')})"),
         ("recalls", f"{r.recalls}; latency p50 {_ms(r.latency.p50_ms)}, p95 {_ms(r.latency.p95_ms)}"),
         ("add() events", _pairs(r.add_events)),
         ("skipped by reason", _pairs(r.skipped)),

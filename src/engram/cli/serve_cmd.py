@@ -28,7 +28,8 @@ def serve(
         from ..server.auth import API_KEYS_ENV, parse_api_keys
         from ..server.http import create_app
     except ImportError as exc:
-        errors.print(f"[red]error:[/red] engram serve needs the server extra: pip install 'engram[server]' ({exc})")
+        errors.print("[red]error:[/red] engram serve needs the server extra: "
+                     f"pip install 'engram-agentmem[server]' ({exc})")
         raise typer.Exit(2) from None
     api_keys = run(lambda: parse_api_keys(os.environ.get(API_KEYS_ENV)))
     with opened(db, create=True) as memory:

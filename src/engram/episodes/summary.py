@@ -60,7 +60,8 @@ def offline_summary(thread: Thread, turns: Sequence[Turn]) -> str:
         parts += [f"随后：{_quote(t.content)}" for t in middle]
         parts.append(f"结束：{ending.role}：{_quote(ending.content)}")
         return "；".join(parts)
-    parts = [f"Conversation {when}, {len(turns)} turns. Began: {opening.role}: {_quote(opening.content)}"]
+    count = f"{len(turns)} turn" if len(turns) == 1 else f"{len(turns)} turns"
+    parts = [f"Conversation {when}, {count}. Began: {opening.role}: {_quote(opening.content)}"]
     parts += [f"Then: {_quote(t.content)}" for t in middle]
     parts.append(f"Ended: {ending.role}: {_quote(ending.content)}")
     return " | ".join(parts)

@@ -63,7 +63,8 @@ class Ring:
         try:
             from cryptography.fernet import Fernet
         except ImportError as exc:
-            raise ConfigError("PII encryption needs the 'cryptography' package: pip install engram[crypto]") from exc
+            raise ConfigError("PII encryption needs the 'cryptography' package: "
+                              "pip install 'engram-agentmem[crypto]'") from exc
         try:
             return cls(keys, tuple(Fernet(k.encode()) for k in keys))
         except ValueError:

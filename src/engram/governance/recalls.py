@@ -13,12 +13,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
 import numpy as np
 
 from ..core import WriteCore
 from ..errors import InvalidValueError, NotFoundError
-from ..model import AuditEvent, MemoryRecord, Operation, SearchHit, Version
+from ..model import AuditEvent, MemoryRecord, Operation, Scope, SearchHit, Version
 from ..reads import ReadContext
 from ..store.base import AuditQuery
 from ..text.tokenize import query_terms
@@ -27,6 +28,9 @@ from ..values.governance import AnswerLink, GovernanceWrites, PendingChange, Pen
 USED_COVERAGE = 0.5  # share of a memory's terms the answer repeats
 USED_SIMILARITY = 0.8  # cosine between the answer and the memory
 MAX_ANSWER_CHARS = 20_000
+
+_RECENT_CHUNK = 200  # recalls read at a time while looking for those of a scope
+RECENT_SCAN = 5_000  # how far back (in recalls of the tenant) recent() looks for a scope's
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,6 +166,34 @@ def trace(reads: ReadContext, tenant: str, ident: str) -> list[RecallTrace]:
     return [RecallTrace(r, tuple(
         TracedMemory(m.record_id, m.version, m.score, None if r.used is None else m.record_id in r.used,
                      records.get(m.record_id)) for m in r.memories)) for r in recalls]
+
+
+def recent(reads: ReadContext, scope: Scope, limit: int) -> list[RecallTrace]:
+    """The latest ``limit`` recalls with a memory in ``scope`` (or below), newest first,
+    each with the memories of the scope it served (read in chunks of recalls, newest first,
+    among the tenant's latest ``RECENT_SCAN``: a quiet scope of a busy tenant shows fewer)."""
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise InvalidValueError(f"limit must be a positive integer, got {limit!r}")
+    found: list[RecallTrace] = []
+    seen: set[str] = set()
+    until: datetime | None = None
+    while len(found) < limit and len(seen) < RECENT_SCAN:
+        read = reads.store.recalls(scope.tenant, RecallQuery(limit=_RECENT_CHUNK, newest_first=True, until=until))
+        chunk = [r for r in read if r.id not in seen]
+        seen.update(r.id for r in chunk)
+        ids = list(dict.fromkeys(m.record_id for r in chunk for m in r.memories))
+        records = {r.id: r for r in reads.store.get(scope.tenant, ids)}
+        for r in chunk:
+            inside = tuple(TracedMemory(m.record_id, m.version, m.score,
+                                        None if r.used is None else m.record_id in r.used, records[m.record_id])
+                           for m in r.memories
+                           if m.record_id in records and scope.contains(records[m.record_id].scope))
+            if inside and len(found) < limit:
+                found.append(RecallTrace(r, inside))
+        if len(read) < _RECENT_CHUNK or not chunk:
+            break
+        until = chunk[-1].at  # inclusive: recalls of the same instant are read again, and skipped
+    return found
 
 
 def provenance(reads: ReadContext, record: MemoryRecord, *, recent: int = 20) -> Provenance:

@@ -6,5 +6,5 @@
   protocol: memory as files), setup helpers, skills and memory-file middleware.
 
 Each subpackage imports its framework lazily, so ``import engram`` never needs
-LangGraph or Deep Agents installed (extras ``engram[langgraph]``, ``engram[deepagents]``).
+LangGraph or Deep Agents installed (extras ``engram-agentmem[langgraph]``, ``engram-agentmem[deepagents]``).
 """

@@ -1,4 +1,4 @@
-"""Optional: a local GGUF model through llama-cpp-python (``pip install engram[llama]``).
+"""Optional: a local GGUF model through llama-cpp-python (``pip install engram-agentmem[llama]``).
 
 A JSON schema becomes a grammar (``response_format={"type": "json_object",
 "schema": ...}``), so even small models answer in the requested shape.
@@ -57,7 +57,7 @@ def _import_llama() -> Any:
     except ImportError as exc:
         raise ConfigError(
             "LlamaCppLLM needs llama-cpp-python, which is not installed: "
-            "pip install 'engram[llama]' (or pip install llama-cpp-python)"
+            "pip install 'engram-agentmem[llama]' (or pip install llama-cpp-python)"
         ) from exc
     return Llama
 

@@ -97,13 +97,16 @@ class Audit(Part):
     def list(
         self, scope: Scope, *, record_id: str | None = None, operation: Operation | str | None = None,
         since: datetime | None = None, limit: int = 100, newest_first: bool = False,
+        exclude: Sequence[Operation | str] = (),
     ) -> builtins.list[AuditEvent]:
         """Audit events of a scope and below it, oldest first (``newest_first``: the
-        latest ``limit``, newest first)."""
+        latest ``limit``, newest first); ``exclude``: operations left out (e.g. recalls)."""
         check_scope(scope)
         op = parse_enum(Operation, operation, "operation") if operation is not None else None
         since = None if since is None else utc(since, "since")
-        events = self._reads.store.audit(scope.tenant, AuditQuery(record_id, op, since, limit, bool(newest_first)))
+        left_out = tuple(parse_enum(Operation, o, "exclude") for o in exclude)
+        events = self._reads.store.audit(scope.tenant, AuditQuery(record_id, op, since, limit, bool(newest_first),
+                                                                  left_out))
         return [e for e in events if e.namespace[: len(scope.namespace)] == scope.namespace]
 
     def why(self, record_id: str, scope: Scope) -> Provenance:
@@ -121,6 +124,12 @@ class Audit(Part):
         check_scope(scope)
         return _recalls.link_answer(self._core, scope.tenant, recall_id, answer_id=answer_id, answer=answer,
                                     used=used)
+
+    def recent_recalls(self, scope: Scope, *, limit: int = 5) -> builtins.list[RecallTrace]:
+        """The latest ``limit`` recalls that served memories of the scope (or below it),
+        newest first, each with those memories as they are now."""
+        check_scope(scope)
+        return _recalls.recent(self._reads, scope, limit)
 
     def answer(self, ident: str, scope: Scope) -> builtins.list[RecallTrace]:
         """The memories behind an answer id (or one recall id): what was in the prompt,

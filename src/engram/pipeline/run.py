@@ -24,7 +24,7 @@ from ..llm.base import TokenUsage
 from ..llm.deadline import within
 from ..model import Kind, MemoryRecord, Message, Operation, Scope, Source, Status
 from ..pii import ENCRYPTED_KEY, Redactor, mask_identifier, masked_for_display
-from ..store.base import AuditDraft, RecordFilter
+from ..store.base import AuditDraft, AuditQuery, RecordFilter
 from ..store.codec import namespace_key
 from ..values.governance import GovernanceWrites, PendingChange
 from ..writes import MemoryDraft, build_record, new_id, retire, revise
@@ -412,10 +412,16 @@ class AddRun:
         record = build_record(self._draft(candidate, content, now), self.scope, now, self.core.limits,
                               self.core.embedder.name)
         existing = self.core.store.get(self.scope.tenant, [record.id])
-        if existing and existing[0].status is not Status.ACTIVE:  # same fact, forgotten meanwhile
+        # the same fact forgotten meanwhile, or purged (its audit trail still names the id)
+        forgotten = existing[0].status is not Status.ACTIVE if existing else self._was_purged(record.id)
+        if forgotten:
             record = replace(record, id=new_id())
         # an active one was written by a concurrent add(): the insert conflicts, the retry sees a NOOP
         return record
+
+    def _was_purged(self, record_id: str) -> bool:
+        """An id names one record for ever: a purged record's audit rows keep its id."""
+        return bool(self.core.reads.store.audit(self.scope.tenant, AuditQuery(record_id=record_id, limit=1)))
 
     def _draft(self, candidate: Candidate, content: str, now: datetime) -> MemoryDraft:
         metadata = dict(candidate.metadata)

@@ -1,3 +1,3 @@
 """Network surfaces over the Memory facade: the HTTP API (``engram.server.http``,
-extra ``engram[server]``) and the MCP server (``engram.server.mcp``, extra
-``engram[mcp]``). Nothing is imported here, so ``import engram`` never needs them."""
+extra ``engram-agentmem[server]``) and the MCP server (``engram.server.mcp``, extra
+``engram-agentmem[mcp]``). Nothing is imported here, so ``import engram`` never needs them."""

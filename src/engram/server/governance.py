@@ -199,6 +199,13 @@ def governance_router(memory: Memory, caller_of: Callable[..., Caller]) -> APIRo
         return recall_data(memory.audit.link_answer(recall_id, ScopeIn().resolve(who.tenant), answer_id=body.answer_id,
                                                     answer=body.answer, used=body.used))
 
+    @router.get("/recalls")
+    def recent_recalls(who: Who, scope: QueryScope,
+                       limit: Annotated[int, Query(ge=1, le=MAX_K)] = 5) -> dict[str, Any]:
+        """The latest recalls that served memories of the scope (or below it), newest first,
+        each with those memories as they are now: what the inspector's first screen shows."""
+        return {"items": [trace_data(t) for t in memory.audit.recent_recalls(scope.resolve(who.tenant), limit=limit)]}
+
     @router.get("/recalls/{ident}")
     def answer_trace(ident: str, who: Who) -> dict[str, Any]:
         """The memories behind an answer id (or one recall id), with scores and use."""

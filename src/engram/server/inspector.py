@@ -3,7 +3,7 @@
 - ``/ui/``: the memory inspector (plain HTML, CSS and JS in ``engram/server/ui``,
   packaged in the wheel), a client of the /v1 API like any other.
 - ``/docs`` and ``/redoc``: Swagger UI and ReDoc from the ``fastapi-offline``
-  package's copies of their bundles (installed with ``engram[server]``)."""
+  package's copies of their bundles (installed with ``engram-agentmem[server]``)."""
 
 from __future__ import annotations
 
@@ -49,7 +49,7 @@ def add_docs(app: FastAPI) -> None:
     folder = docs_assets()
     if folder is None:
         log.warning("fastapi-offline is not installed: /docs and /redoc load Swagger UI from a CDN "
-                    "(pip install 'engram[server]')")
+                    "(pip install 'engram-agentmem[server]')")
         app.get("/docs", include_in_schema=False)(lambda: get_swagger_ui_html(openapi_url="/openapi.json",
                                                                               title="engram"))
         return

@@ -17,7 +17,7 @@ from pydantic import AwareDatetime
 from pydantic import ValidationError as PydanticValidationError
 
 from .. import __version__
-from ..errors import InvalidValueError, PermissionDeniedError
+from ..errors import ConflictError, ImportConflictError, InvalidValueError, PermissionDeniedError
 from ..jsonl import ImportResult, OnConflict, parse_lines
 from ..limits import MAX_OFFSET
 from ..memory import Memory
@@ -261,10 +261,11 @@ def v1_router(memory: Memory, tenant_of: Callable[..., str], permissions_of: Cal
         since: AwareDatetime | None = None,
         limit: Limit = 100,
         newest_first: bool = False,
+        exclude: Annotated[list[Operation] | None, Query(description="Operations left out; repeatable")] = None,
     ) -> dict[str, Any]:
         """Audit events in a scope and below it, oldest first (``newest_first``: the latest, newest first)."""
         events = memory.audit.list(scope.resolve(tenant), record_id=record_id, operation=operation, since=since,
-                                   limit=limit, newest_first=newest_first)
+                                   limit=limit, newest_first=newest_first, exclude=exclude or ())
         return audits_data(events)
 
     @router.get("/stats", response_model=StatsOut, tags=["governance"])
@@ -312,4 +313,7 @@ def _import_own_tenant(memory: Memory, text: str, tenant: str, on_conflict: OnCo
     header, _ = parse_lines(io.StringIO(text))
     if header["tenant"] != tenant:
         raise PermissionDeniedError("the export belongs to another tenant; it can only be imported there")
-    return memory.transfer.import_from(io.StringIO(text), on_conflict=on_conflict, actor=ACTOR)
+    try:
+        return memory.transfer.import_from(io.StringIO(text), on_conflict=on_conflict, actor=ACTOR)
+    except ImportConflictError as exc:
+        raise ConflictError(exc.worded("add ?on_conflict=skip or ?on_conflict=replace to the request")) from None

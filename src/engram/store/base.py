@@ -194,6 +194,7 @@ class AuditQuery:
     since: datetime | None = None
     limit: int = 100
     newest_first: bool = False  # the latest ``limit`` events, newest first (default: the oldest, in order)
+    exclude: tuple[Operation, ...] = ()  # operations left out (the inspector's changes: all but recalls)
 
 
 OrderBy = Literal["created_at", "updated_at", "valid_from", "importance"]

@@ -228,7 +228,11 @@ def recall_select(t: Tables, tenant: str, q: RecallQuery) -> tuple[str, list[Any
     if q.since is not None:
         sql += f" AND at >= {t.p}"
         params.append(t.time(q.since))
-    return sql + f" ORDER BY at, id LIMIT {t.p}", [*params, q.limit]
+    if q.until is not None:
+        sql += f" AND at <= {t.p}"
+        params.append(t.time(q.until))
+    order = "at DESC, id DESC" if q.newest_first else "at, id"
+    return sql + f" ORDER BY {order} LIMIT {t.p}", [*params, q.limit]
 
 
 def sample_select(t: Tables, tenant: str, q: SampleQuery) -> tuple[str, list[Any]]:

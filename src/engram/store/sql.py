@@ -407,6 +407,9 @@ def audit_conditions(dialect: Dialect, tenant_column: str, tenant: str, query: A
     if query.operation is not None:
         parts.append(f"operation = {p}")
         params.append(query.operation.value)
+    if query.exclude:
+        parts.append(f"operation NOT IN ({', '.join([p] * len(query.exclude))})")
+        params.extend(op.value for op in query.exclude)
     if query.since is not None:
         parts.append(f"at >= {p}")
         params.append(dialect.time_value(query.since))

@@ -133,6 +133,8 @@ class RecallQuery:
     thread_id: str | None = None
     since: datetime | None = None
     limit: int = 100
+    until: datetime | None = None  # at or before this instant
+    newest_first: bool = False  # the latest ``limit`` recalls, newest first (default: the oldest, in order)
 
 
 # -- write accuracy: reviewed samples ---------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Deep Agents integration (``pip install 'engram[deepagents]'``): memory as files.
+"""Deep Agents integration (``pip install 'engram-agentmem[deepagents]'``): memory as files.
 
     from deepagents import create_deep_agent
     from engram.integrations.deepagents import EngramMemoryMiddleware, memory_backend

@@ -1,4 +1,4 @@
-"""Memory tools for LangChain agents (``pip install 'engram[langgraph]'``).
+"""Memory tools for LangChain agents (``pip install 'engram-agentmem[langgraph]'``).
 
 - ``create_manage_memory_tool``: create, update or delete (forget) a memory.
 - ``create_search_memory_tool``: hybrid search with scores.

@@ -1,4 +1,4 @@
-"""LangGraph integration (``pip install 'engram[langgraph]'``).
+"""LangGraph integration (``pip install 'engram-agentmem[langgraph]'``).
 
 - ``EngramStore``: LangGraph's ``BaseStore`` over engram.
 - ``build_memory_graph``: recall → agent → extract → save, with engram as long-term

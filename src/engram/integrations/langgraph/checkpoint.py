@@ -38,7 +38,7 @@ def default_checkpointer(memory: Memory, target: str | None = None) -> Any:
             from psycopg.rows import dict_row
         except ImportError as exc:
             raise ConfigError("PostgreSQL threads need langgraph-checkpoint-postgres (pip install "
-                              "'engram[langgraph,postgres]')") from exc
+                              "'engram-agentmem[langgraph,postgres]')") from exc
         conn = Connection.connect(where, autocommit=True, prepare_threshold=0, row_factory=dict_row)
         saver = PostgresSaver(conn)
         saver.setup()
@@ -46,7 +46,8 @@ def default_checkpointer(memory: Memory, target: str | None = None) -> Any:
     try:
         from langgraph.checkpoint.sqlite import SqliteSaver
     except ImportError as exc:
-        raise ConfigError("threads need langgraph-checkpoint-sqlite (pip install 'engram[langgraph]')") from exc
+        raise ConfigError("threads need langgraph-checkpoint-sqlite "
+                          "(pip install 'engram-agentmem[langgraph]')") from exc
     if where != ":memory:":
         Path(where).parent.mkdir(parents=True, exist_ok=True)
     sqlite_saver = SqliteSaver(sqlite3.connect(where, check_same_thread=False))

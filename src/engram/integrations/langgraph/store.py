@@ -36,6 +36,7 @@ from langgraph.store.base import (
     tokenize_path,
 )
 
+from ...aio import AsyncMemory
 from ...errors import ConflictError, InvalidValueError
 from ...limits import check_storable_text
 from ...memory import Memory
@@ -46,6 +47,30 @@ from ._filters import check_namespace, literal_prefix, matches, namespace_matche
 ITEM_TAG = "langgraph-item"
 SPACE = "langgraph"
 _PAGE = 200
+
+
+def readable_text(value: Any) -> str:
+    """The whole value as the text a reader sees: its one string when it has one
+    (LangMem's ``{"content": "…"}`` is stored as "…"), else ``path: text`` lines of its
+    leaves, never its JSON."""
+    leaves = list(_leaves(value, ()))
+    if len(leaves) == 1:
+        return leaves[0][1]
+    return "\n".join(f"{'.'.join(path)}: {text}" if path else text for path, text in leaves)
+
+
+def _leaves(value: Any, path: tuple[str, ...]) -> Iterable[tuple[tuple[str, ...], str]]:
+    if isinstance(value, Mapping):
+        for key, child in value.items():
+            yield from _leaves(child, (*path, str(key)))
+    elif isinstance(value, (list, tuple)):
+        for child in value:
+            yield from _leaves(child, path)
+    elif isinstance(value, str):
+        if value.strip():
+            yield path, value
+    elif value is not None:
+        yield path, json.dumps(value)
 
 
 class EngramItem(Item):
@@ -83,7 +108,7 @@ class EngramStore(BaseStore):
 
     def __init__(
         self,
-        memory: Memory,
+        memory: Memory | AsyncMemory,
         *,
         tenant: str = "default",
         index: IndexConfig | Mapping[str, Any] | None = None,
@@ -92,6 +117,10 @@ class EngramStore(BaseStore):
         actor: str = "langgraph",
     ) -> None:
         Scope(tenant)  # validates the tenant label
+        if isinstance(memory, AsyncMemory):  # its sync Memory: the store runs async ops off-thread itself
+            memory = memory.sync
+        elif not isinstance(memory, Memory):
+            raise InvalidValueError(f"EngramStore takes an engram Memory or AsyncMemory, got {type(memory).__name__}")
         self.memory = memory
         self.tenant = tenant
         self.index_config = dict(index) if index else None
@@ -305,7 +334,9 @@ class EngramStore(BaseStore):
         if index is False:
             return None
         paths = self._fields if index is None else [(p, p if p == "$" else tokenize_path(p)) for p in index]
-        texts = [text for _, tokens in paths for text in get_text_at_path(value, tokens) if text and text.strip()]
+        texts = [text for path, tokens in paths
+                 for text in ([readable_text(value)] if path == "$" else get_text_at_path(value, tokens))
+                 if text and text.strip()]
         return "\n".join(texts) if texts else None
 
     def _search(self, op: SearchOp) -> list[EngramSearchItem]:

@@ -211,7 +211,11 @@ const engram = (() => {
     const box = $("[data-testid=overview]");
     box.hidden = !show;
     if (!show) return;
-    const recent = await guarded(() => api("GET", "/v1/audit", { query: { newest_first: "true", limit: 15 } }));
+    // changes and approvals (recalls left out: a few searches would push them below the fold) …
+    const recent = await guarded(() => api("GET", "/v1/audit", { query: { newest_first: "true", limit: 15,
+                                                                          exclude: "recall", ...viewQuery() } }));
+    // … and the latest recalls, one line each, with what they recalled
+    const recalls = await guarded(() => api("GET", "/v1/recalls", { query: { limit: 5, ...viewQuery() } }));
     const groups = [["users", "users"], ["agents", "agents"], ["orgs", "orgs"]];
     const pick = (ns) => () => {
       const select = $("[data-testid=namespace]");
@@ -241,7 +245,23 @@ const engram = (() => {
           "data-testid": "activity-open", text: event.record_id.slice(0, 12), onclick: () => openMemory(event.record_id) }) : null,
         event.detail.reason ? el("span", { class: "reason", text: `${t("why")}: ${reasonLabel(event.detail.reason)}` }) : null)))
         : el("p", { class: "empty", text: t("noActivity") }),
+      el("h3", { text: t("recentRecalls") }),
+      recalls && recalls.items.length ? el("ul", { class: "audit", "data-testid": "recent-recalls" },
+        recalls.items.map(recallLine)) : el("p", { class: "empty", text: t("noRecalls") }),
     ].filter(Boolean));
+  }
+
+  // One recall: when, by whom, how many memories, and each one's text (opens it).
+  function recallLine(trace) {
+    const recall = trace.recall;
+    return el("li", { "data-testid": "recall", "data-recall": recall.id },
+      el("span", { class: "when", text: when(recall.at) }), chip(opLabel("recall"), "op"),
+      el("span", { text: `${t("by")} ${actorLabel(recall.actor)}` }),
+      el("span", { class: "count", text: `${trace.memories.length} ${t("recalledMemories")}` }),
+      recall.answer_id ? chip(`${t("answer")} ${recall.answer_id}`) : null,
+      el("ul", { class: "recalled" }, trace.memories.map((m) => el("li", {},
+        el("button", { type: "button", class: "link", "data-testid": "recalled-open", onclick: () => openMemory(m.id),
+                       text: m.record ? m.record.content : m.id.slice(0, 12) })))));
   }
 
   function memoryRow(record) {

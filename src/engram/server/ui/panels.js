@@ -108,7 +108,7 @@
       };
       return ui.el("div", { class: "row card thread", "data-testid": "thread", "data-id": thread.id },
         ui.el("button", { type: "button", class: "content link", "data-testid": "thread-open", text: thread.id, onclick: open }),
-        ui.el("span", { class: "meta" }, ui.chip(`${thread.turns} ${ui.t("turns")}`),
+        ui.el("span", { class: "meta" }, ui.chip(`${thread.turns} ${ui.t(thread.turns === 1 ? "turn" : "turns")}`),
           ui.el("span", { class: "when", text: `${ui.t("started")} ${ui.when(thread.started_at)}` }),
           ui.el("span", { class: "when", text: `${ui.t("lastTurn")} ${ui.when(thread.last_at)}` }),
           thread.namespace.length ? ui.el("span", { class: "ns", text: thread.namespace.join(" / ") }) : null,
