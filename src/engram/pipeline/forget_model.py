@@ -17,6 +17,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -76,11 +77,15 @@ def forget_classifier() -> ForgetClassifier:
 def use_classifier(model: ForgetClassifier) -> None:
     """Use ``model`` instead of the shipped classifier in this process (to evaluate another
     training run: bench/forget_eval.py --weights)."""
-    from .rules.forgets import forget_decisions_changed
-
     with _LOCK:
         _LOADED["classifier"] = model
-    forget_decisions_changed()
+    reads_as_forget.cache_clear()
+
+
+@lru_cache(maxsize=4096)
+def reads_as_forget(sentence: str) -> bool:
+    """The classifier in use reads this sentence as a request to forget (decisions cached)."""
+    return forget_classifier().is_forget(sentence)
 
 
 def _encoder():  # the sentence encoder the weights were trained on, whatever the store's embedder

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
 
 from .common import is_chinese, split_sentences
 from .forget_topic import topic_named
@@ -197,13 +196,7 @@ def _not_a_forget(text: str, *, chinese: bool) -> bool:
     return bool(_EN_NOT_A_FORGET.search(text) or _EN_RETRACTED_QUESTION.search(text))
 
 
-def forget_decisions_changed() -> None:
-    """Forget the classifier's cached decisions (another classifier is in use)."""
-    _classified_forget.cache_clear()
-
-
-@lru_cache(maxsize=4096)
 def _classified_forget(sentence: str) -> bool:
-    from ..forget_model import forget_classifier  # numpy and the sentence encoder, loaded on first use
+    from ..forget_model import reads_as_forget  # numpy and the sentence encoder, loaded on first use
 
-    return forget_classifier().is_forget(sentence)
+    return reads_as_forget(sentence)
