@@ -259,3 +259,22 @@ def test_unreadable_weights_are_a_typed_error(tmp_path):
     broken.write_bytes(b"not an npz")
     with pytest.raises(EmbeddingError, match="unreadable"):
         ForgetClassifier.load(broken)
+
+
+def test_a_judged_slot_decides_where_the_words_do_not(live):
+    from dataclasses import replace
+
+    from engram.pipeline.forget import record_slot_match
+    from engram.pipeline.rules.forgets import ForgetRequest
+
+    memory, clock = live
+    scope = Scope.for_user("acme", "judged")
+    say(memory, clock, scope, "Based in Quezon City these days.")
+    record = next(iter(memory.scan(scope)))
+    request = ForgetRequest("scratch my address", "my address")
+    assert record_slot_match(request, record) is False  # its words name no home
+    assert record_slot_match(request, replace(record, slot="residence")) is True
+    assert record_slot_match(request, replace(record, slot="employer")) is False
+    assert record_slot_match(request, replace(record, slot="residence", subject="other:sister")) is False
+    assert record_slot_match(ForgetRequest("forget my sister's address", "my sister's address"),
+                             replace(record, slot="residence", subject="other:sister")) is True

@@ -28,6 +28,7 @@ import numpy as np
 
 from ..model import Kind, MemoryRecord, Message, Scope, Status
 from ..reads import ReadContext
+from ..slots import USER
 from ..store.base import RecordFilter, Store
 from ..values.episodes import Turn, TurnQuery
 from .candidate import Candidate
@@ -46,8 +47,8 @@ _TOPIC_SCAN = 200  # the newest active memories checked for the named topic, bey
 EXTRACTED = "extractor"  # metadata key the pipeline sets on every memory it extracts from a conversation
 
 # A memory's slot against the request: True when the record holds a slot the request names, False
-# when it holds another, None when the request names no slot. Records gain ``subject``/``slot`` with
-# the learned judge; ``record_slot_match`` reads them when present, else the memory's words.
+# when it holds another, None when the request names no slot. Records carry ``subject``/``slot`` (the
+# learned judge's reading); ``record_slot_match`` uses them when a slot is set, else the memory's words.
 SlotMatch = Callable[[ForgetRequest, MemoryRecord], "bool | None"]
 _OTHER_PERSON = re.compile(
     r"\b(?:sister|brother|mom|mum|mother|dad|father|wife|husband|partner|boyfriend|girlfriend|son|daughter|colleague"
@@ -66,15 +67,14 @@ def record_slot_match(request: ForgetRequest, record: MemoryRecord) -> bool | No
     named = slots_named(request.about or "")
     if not named:
         return None
-    slot = getattr(record, "slot", None)
-    holds = slot in named if slot else any(holds_slot(record.content, s) for s in named)
+    holds = record.slot in named if record.slot else any(holds_slot(record.content, s) for s in named)
     return holds and (bool(named & _ABOUT_PEOPLE) or _same_subject(request.about or "", record))
 
 
 def _same_subject(about: str, record: MemoryRecord) -> bool:
-    subject = getattr(record, "subject", None)
-    if subject:
-        return subject == "user" or any(word in about.casefold() for word in subject.split(":", 1)[-1].split())
+    if record.slot:  # a judged record: its subject was read with its slot ("user" is only the default)
+        subject = record.subject
+        return subject == USER or any(word in about.casefold() for word in subject.split(":", 1)[-1].split())
     others = _OTHER_PERSON.findall(record.content)
     return not others or any(other.casefold() in about.casefold() for other in others)
 
