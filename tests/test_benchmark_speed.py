@@ -111,4 +111,9 @@ def test_many_users_workload_times_cold_scopes_beside_the_numpy_floor():
         # no warm-up: the first query of each user asked is timed apart as cold
         users_asked = {q.user for q in corpus.workload_queries(corpus.MANY_USERS, 3, 20, 8, seed=0)}
         assert system["cold_search"]["count"] == len(users_asked)
-    assert "cold p50 / p95 ms" in speed_markdown(results)
+        # each search's CPU time beside its wall time, cold and warm apart too
+        assert system["search_cpu"]["count"] == 8
+        assert system["cold_search_cpu"]["count"] + system["warm_search_cpu"]["count"] == 8
+        assert 0.0 <= system["search_cpu"]["p50_ms"] < float("inf")
+    markdown = speed_markdown(results)
+    assert "cold p50 / p95 ms" in markdown and "CPU p50 / p95 ms" in markdown

@@ -191,8 +191,9 @@ def _wait_for(url: str, process: subprocess.Popen, log: Path) -> None:
 
 def test_blocks_not_run_say_why_and_stay_few():
     skipped = [b.where for b in ALL if b.language in SHELL and not_run(b.code) is not None]
-    # today: 4 installs (pip, venv), 4 servers (serve, mcp, worker), 9 benchmark runs; one more is a deliberate act
-    assert len(skipped) <= 17, skipped
+    # today: 4 installs (pip, venv), 4 servers (serve, mcp, worker), 9 benchmark runs, 1 retraining of the
+    # judge (docs/JUDGE.md); one more is a deliberate act
+    assert len(skipped) <= 18, skipped
     reasons = {not_run(b.code) for b in ALL if b.language in SHELL} - {None}
     assert reasons <= {"installs from PyPI (network)", "serves until stopped",
                        "a benchmark (minutes to hours, ../shared/bench data)"}, reasons

@@ -11,14 +11,14 @@ from rich.table import Table
 from .speed import MANY_USERS_TARGETS, TARGETS, ratios
 from .systems import ENGRAM
 
-SPEED_COLUMNS = ("system", "writes/s", "search p50 ms", "p95 ms", "p99 ms", "hit@k", "p50 × engram",
+SPEED_COLUMNS = ("system", "writes/s", "search p50 ms", "p95 ms", "p99 ms", "CPU p50 / p95 ms", "hit@k", "p50 × engram",
                  "beyond embedding p50 / p95 ms", "RSS MB / 100k", "anon MB growth / file MB", "disk MB / 100k")
 COLD_COLUMN = "cold p50 / p95 ms"  # the many-users workload: each user's first query
 
 
 def speed_columns(run: dict[str, Any]) -> tuple[str, ...]:
     cold = any("cold_search" in result for result in run["systems"].values())
-    return (*SPEED_COLUMNS[:5], COLD_COLUMN, *SPEED_COLUMNS[5:]) if cold else SPEED_COLUMNS
+    return (*SPEED_COLUMNS[:6], COLD_COLUMN, *SPEED_COLUMNS[6:]) if cold else SPEED_COLUMNS
 
 
 def _num(value: float | None, digits: int = 1) -> str:
@@ -43,6 +43,7 @@ def speed_rows(run: dict[str, Any]) -> list[list[str]]:
             _num(search.get("p50_ms")),
             _num(search.get("p95_ms")),
             _num(search.get("p99_ms")),
+            _cpu(result),
             *([_cold(result)] if COLD_COLUMN in columns else []),
             _num(search.get("hit_at_k"), 2),
             "1.00" if name == ENGRAM else _num(ratio.get(name, {}).get("search_p50"), 2),
@@ -57,6 +58,11 @@ def speed_rows(run: dict[str, Any]) -> list[list[str]]:
 def _own(result: dict[str, Any]) -> str:
     own = result.get("search_beyond_embedding")
     return f"{_num(own['p50_ms'], 2)} / {_num(own['p95_ms'], 2)}" if own else "–"
+
+
+def _cpu(result: dict[str, Any]) -> str:
+    cpu = result.get("search_cpu")
+    return f"{_num(cpu['p50_ms'], 2)} / {_num(cpu['p95_ms'], 2)}" if cpu else "–"
 
 
 def _memory(result: dict[str, Any]) -> str:

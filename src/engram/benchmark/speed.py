@@ -132,6 +132,9 @@ class SystemRun:
     batch_ms: list[float] = field(default_factory=list)
     search_ms: list[float] = field(default_factory=list)
     embed_ms: list[float] = field(default_factory=list)  # the query embedding inside each search
+    cpu_ms: list[float] = field(default_factory=list)  # each search's process CPU time
+    cold_cpu_ms: list[float] = field(default_factory=list)
+    warm_cpu_ms: list[float] = field(default_factory=list)
     cold_ms: list[float] = field(default_factory=list)  # each user's first query (many-users)
     warm_ms: list[float] = field(default_factory=list)  # the others (many-users)
     hits: int = 0
@@ -160,9 +163,14 @@ class SystemRun:
                 out["query_embedding"] = latency_summary(self.embed_ms)
                 out["search_beyond_embedding"] = latency_summary(
                     [total - embed for total, embed in zip(self.search_ms, self.embed_ms)])
+        if self.cpu_ms:
+            out["search_cpu"] = latency_summary(self.cpu_ms)
         if self.cold_ms:
             out["cold_search"] = latency_summary(self.cold_ms)
             out["warm_search"] = latency_summary(self.warm_ms)
+        if self.cold_cpu_ms:
+            out["cold_search_cpu"] = latency_summary(self.cold_cpu_ms)
+            out["warm_search_cpu"] = latency_summary(self.warm_cpu_ms)
         if self.rss:
             out["rss_mb"] = {key: round(value / 2**20, 1) for key, value in self.rss.items()}
             if "after_search" in self.rss and self.status == "ok":
@@ -298,15 +306,19 @@ def _search(config: SpeedConfig, users: int, children: dict[str, Child], runs: d
     for index, query in enumerate(asked):
         for name in _rotated(list(children), index):
             try:
-                ms, found, embed_ms = children[name].call("search", query.user, query.text, config.k)
+                ms, found, embed_ms, cpu_ms = children[name].call("search", query.user, query.text, config.k)
             except ChildFailed as exc:
                 _drop(name, runs, children, "error", f"search failed: {exc}", progress)
                 continue
-            runs[name].search_ms.append(ms)
-            runs[name].embed_ms.append(embed_ms)
-            runs[name].hits += query.target in found
+            run = runs[name]
+            run.search_ms.append(ms)
+            run.embed_ms.append(embed_ms)
+            run.cpu_ms.append(cpu_ms)
+            run.hits += query.target in found
             if not warm:
-                (runs[name].cold_ms if query.user not in seen_users else runs[name].warm_ms).append(ms)
+                cold = query.user not in seen_users
+                (run.cold_ms if cold else run.warm_ms).append(ms)
+                (run.cold_cpu_ms if cold else run.warm_cpu_ms).append(cpu_ms)
         seen_users.add(query.user)
         progress.advance()
 
@@ -352,6 +364,10 @@ def _many_users_verdict(run: dict[str, Any]) -> dict[str, Any]:
         out["own_p50_ms"], out["own_p95_ms"] = own["p50_ms"], own["p95_ms"]
         out["embedding_p50_ms"] = engram["query_embedding"]["p50_ms"]
         out["own_met"] = own["p50_ms"] <= targets["own_p50_ms"] and own["p95_ms"] <= targets["own_p95_ms"]
+    peer_cpu = systems.get(LANGGRAPH_SQLITE, {}).get("search_cpu")
+    if peer_cpu and "search_cpu" in engram:  # the same ratios in CPU time (what the load does not blur)
+        out["cpu_p50_vs_sqlitestore"] = engram["search_cpu"]["p50_ms"] / peer_cpu["p50_ms"]
+        out["cpu_p95_vs_sqlitestore"] = engram["search_cpu"]["p95_ms"] / peer_cpu["p95_ms"]
     if "cold_search" in engram and engram["warm_search"]["count"]:
         out["cold_p95_vs_warm_p95"] = engram["cold_search"]["p95_ms"] / engram["warm_search"]["p95_ms"]
         out["cold_met"] = out["cold_p95_vs_warm_p95"] <= targets["cold_p95_vs_warm_p95"]

@@ -23,7 +23,7 @@ from ..governance.events import extract_detail
 from ..llm.base import TokenUsage
 from ..llm.deadline import within
 from ..model import Kind, MemoryRecord, Message, Operation, Scope, Source, Status
-from ..pii import ENCRYPTED_KEY, Redactor, masked_for_display
+from ..pii import ENCRYPTED_KEY, Redactor, mask_identifier, masked_for_display
 from ..slots import single_valued
 from ..store.base import AuditDraft, AuditQuery, RecordFilter
 from ..store.codec import namespace_key
@@ -31,7 +31,7 @@ from ..values.governance import GovernanceWrites, PendingChange
 from ..writes import MemoryDraft, build_record, new_id, retire, revise
 from .candidate import Candidate
 from .dates import resolve_relative
-from .forget import earlier_in_this_add, forget_targets, spoken_forgets
+from .forget import ForgetContext, forget_targets, held_because, just_said, points_back, spoken_forgets
 from .gate import GatePolicy, gate
 from .judge import Judge
 from .judging import USEM3, EmbedFn, JudgePolicy, Readings, judge_candidates, states_something
@@ -258,32 +258,41 @@ class AddRun:
 
     def _forgets(self, candidates: Sequence[Candidate], plan: _Plan) -> list[Candidate]:
         """Carry out the spoken forgets of these turns; the memories to reconcile remain
-        (minus those said earlier in this add() that a "forget that" took back)."""
+        (minus those said just before in this add() that a "forget that" took back)."""
         taken_back: set[int] = set()
         for position, request in spoken_forgets(self.said):
-            earlier = earlier_in_this_add(candidates, self.said, position, request)
-            if earlier:
-                taken_back.update(id(c) for c in earlier)
-                plan.events += [self._skipped(c, f"the user asked to forget it: {request.text!r}") for c in earlier]
-                continue
-            self._forget(request, self.said[position], plan)
+            context = ForgetContext(self.scope, self.thread_id, self.said, position, self.core.clock.now(),
+                                    mask_identifier(self.thread_id, self.policy) if self.thread_id else None)
+            if points_back(request):
+                found = just_said(self.core.reads, candidates, context, request)
+                if found.candidates:
+                    taken_back.update(id(c) for c in found.candidates)
+                    plan.events += [self._skipped(c, f"the user asked to forget it: {request.text!r}")
+                                    for c in found.candidates]
+                    continue
+                targets, why = list(found.records), f"a spoken forget with nothing to take back: {found.why}"
+            else:
+                targets = forget_targets(self.core.reads, context, request)
+                why = "a spoken forget that matched no memory"
+            self._forget(request, self.said[position], targets, why, plan)
         return [c for c in candidates if id(c) not in taken_back]
 
-    def _forget(self, request: ForgetRequest, message: Message, plan: _Plan) -> None:
+    def _forget(self, request: ForgetRequest, message: Message, targets: Sequence[MemoryRecord], why: str,
+                plan: _Plan) -> None:
+        """FORGET changes through the write core for the targets a conversation may retire; a
+        NOOP saying why for those it may not (pinned, written by the application, read-only)."""
         now = self.core.clock.now()
-        targets = forget_targets(self.core.store, self.core.embedder, self.core.tokenizer, self.scope,
-                                 self.thread_id, request, now)
         reason = f"the user asked: {request.text}"
         sources = (message.id,) if message.id else ()
         if not targets:
-            plan.events.append(AddEvent("NOOP", self._shown(request.text), None,
-                                        "a spoken forget that matched no memory", None, source_message_ids=sources))
+            plan.events.append(AddEvent("NOOP", self._shown(request.text), None, why, None, source_message_ids=sources))
         for target in targets:
             if target.id in plan.touched:
                 continue
-            if target.read_only:
-                plan.events.append(AddEvent("SKIPPED", self._shown(target.content), target.kind,
-                                            "read-only: a spoken forget does not remove it", target.id))
+            held = held_because(target)
+            if held is not None:
+                plan.events.append(AddEvent("NOOP", self._shown(target.content), target.kind, held, target.id,
+                                            source_message_ids=sources))
                 continue
             change = Change(Operation.FORGET, retire(target, Status.DELETED, now), target, self.actor, reason,
                             {"event": "FORGET", "thread_id": self.thread_id, "source_message_ids": list(sources)})

@@ -677,7 +677,8 @@ class SQLiteStore(episodes.EpisodeReads):
             tenants=tenants,
             embedding_models=models,
             extra={"path": self.path, "bytes_on_disk": size, "schema_version": self.schema_version(),
-                   "read_path": READ_PATH, "mmap_mb": self._mmap_bytes // (1024 * 1024)},
+                   "read_path": READ_PATH, "mmap_mb": self._mmap_bytes // (1024 * 1024),
+                   "vector_cache": self._vectors.summary()},
         )
 
     # -- governance (store/governance_sql.py) -------------------------------------------------

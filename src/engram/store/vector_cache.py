@@ -16,7 +16,7 @@ import threading
 from bisect import bisect_right
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -34,10 +34,12 @@ _DELETED = _STATUS_CODES[Status.DELETED.value]
 @dataclass
 class ScopeVectors:
     """One scope's columns in rowid order (equal scores rank in insertion order). The
-    vectors stay in the blocks they were read in (one per chunk: a cold scope is not
-    copied into one matrix on its first query, which cost a fresh 2 MB of memory per
-    1,000 records) until ``compacted`` on the next use; ``physical`` maps each rowid-order
-    position to its row among the blocks when they hold another order."""
+    vectors stay in the blocks they were read in (one per chunk, views of the rows as
+    read) for the entry's whole life: copying them into one matrix cost a fresh 2 MB
+    of memory per 1,000 records (~0.6 ms of page faults and copying on 2 busy cores,
+    bench/search_stages.py), where scoring 32 blocks costs ~0.05 ms more than one
+    matrix per query. ``physical`` maps each rowid-order position to its row among the
+    blocks when they hold another order."""
 
     seq: int
     rowids: np.ndarray
@@ -55,21 +57,12 @@ class ScopeVectors:
     physical: np.ndarray | None = None  # row among the blocks of each position (None: the same)
     _positions: dict[str, int] | None = field(default=None, repr=False)
     _starts: list[int] | None = field(default=None, repr=False)
+    nbytes: int = field(default=0, init=False)
 
-    @property
-    def nbytes(self) -> int:
-        return (sum(part.nbytes for part in self.parts) + self.rowids.nbytes + 5 * self.valid_from.nbytes
-                + self.threads.nbytes + 64 * len(self.ids))
-
-    def compacted(self) -> ScopeVectors:
-        """The same entry with its vectors in one matrix in rowid order (one product per query)."""
-        if len(self.parts) <= 1 and self.physical is None:
-            return self
-        matrix = np.concatenate(self.parts) if len(self.parts) > 1 else self.parts[0]
-        if self.physical is not None:
-            matrix = matrix[self.physical]
-        matrix.flags.writeable = False
-        return replace(self, parts=[matrix], physical=None, _positions=self._positions, _starts=None)
+    def __post_init__(self) -> None:
+        # counted once: the cache keeps a running total instead of summing every entry per load
+        self.nbytes = (sum(part.nbytes for part in self.parts) + self.rowids.nbytes + 5 * self.valid_from.nbytes
+                       + self.threads.nbytes + 64 * len(self.ids))
 
     def rank_fields(self, positions: Sequence[int]) -> RankFields:
         at = np.asarray(positions, dtype=np.int64)
@@ -109,7 +102,11 @@ class ScopeVectors:
         if len(self.parts) == 1:
             scores = np.einsum("ij,j->i", self.parts[0], query)
         else:
-            scores = np.concatenate([np.einsum("ij,j->i", part, query) for part in self.parts])
+            scores = np.empty(len(self.ids), dtype=np.float32)
+            start = 0
+            for part in self.parts:
+                np.einsum("ij,j->i", part, query, out=scores[start:start + len(part)])
+                start += len(part)
         return scores if self.physical is None else scores[self.physical]
 
     def nearest(
@@ -128,7 +125,9 @@ class ScopeVectors:
         if not self.ids or limit <= 0:
             return []
         mask = np.ones(len(self.ids), dtype=bool)
-        if statuses:
+        if len(statuses) == 1:  # the default search (active only): one comparison
+            mask &= self.statuses == _STATUS_CODES[statuses[0].value]
+        elif statuses:
             mask &= np.isin(self.statuses, [_STATUS_CODES[s.value] for s in statuses])
         if kinds:
             mask &= np.isin(self.kinds, [_KIND_CODES[k.value] for k in kinds])
@@ -145,7 +144,8 @@ class ScopeVectors:
         take = min(limit, scores.size)
         top = np.argpartition(-scores, take - 1)[:take]
         top = top[np.argsort(-scores[top], kind="stable")]
-        return [ScoredId(self.ids[candidates[i]], float(scores[i])) for i in top]
+        ids = self.ids
+        return [ScoredId(ids[at], score) for at, score in zip(candidates[top].tolist(), scores[top].tolist())]
 
 
 Loader = Callable[[str, tuple[str, ...], bool, str], PackedRows]
@@ -193,10 +193,32 @@ def build_scope_vectors(seq: int, rows: PackedRows) -> ScopeVectors:
 
 
 class VectorCache:
+    """Scope entries, least recently used evicted beyond ``max_bytes`` (the bytes of the
+    entries held are kept as a running total: a load costs the same whatever the number
+    of scopes cached)."""
+
     def __init__(self, max_bytes: int) -> None:
         self._max_bytes = max_bytes
         self._entries: OrderedDict[tuple, ScopeVectors] = OrderedDict()
+        self._bytes = 0
         self._lock = threading.Lock()
+        self.hits = 0  # searches answered from a fresh entry
+        self.loads = 0  # entries built from the store (a cold scope, or one a write made stale)
+        self.evictions = 0  # entries dropped for the budget: loads far above the scopes held mean churn
+
+    @property
+    def nbytes(self) -> int:
+        """The bytes of the entries held now."""
+        return self._bytes
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def summary(self) -> dict[str, int | float]:
+        """What ``engram stats`` shows of this process's cache."""
+        return {"scopes": len(self._entries), "bytes": self._bytes, "mb": round(self._bytes / 2**20, 1),
+                "budget_mb": round(self._max_bytes / 2**20, 1), "hits": self.hits, "loads": self.loads,
+                "evictions": self.evictions}
 
     def get(self, tenant: str, where: RecordFilter, model: str, seq: int, load: Loader) -> ScopeVectors:
         """The fresh entry of this scope and model, else one built from ``load`` (the scope's chunks)."""
@@ -205,19 +227,16 @@ class VectorCache:
             entry = self._entries.get(key)
             if entry is not None and entry.seq == seq:
                 self._entries.move_to_end(key)
-                if len(entry.parts) == 1 and entry.physical is None:
-                    return entry
-        if entry is not None and entry.seq == seq:
-            # its second use: a scope searched again is worth one matrix (one product per query)
-            compact = entry.compacted()
-            with self._lock:
-                if self._entries.get(key) is entry:
-                    self._entries[key] = compact
-            return compact
+                self.hits += 1
+                return entry
         entry = build_scope_vectors(seq, load(tenant, where.namespace, where.descendants, model))
         with self._lock:
+            self.loads += 1
+            replaced = self._entries.pop(key, None)
+            if replaced is not None:
+                self._bytes -= replaced.nbytes
             self._entries[key] = entry
-            self._entries.move_to_end(key)
+            self._bytes += entry.nbytes
             self._evict()
         return entry
 
@@ -260,7 +279,8 @@ class VectorCache:
         return found
 
     def _evict(self) -> None:
-        total = sum(entry.nbytes for entry in self._entries.values())
-        while total > self._max_bytes and len(self._entries) > 1:
+        """Drop least recently used entries beyond the budget (the newest always stays)."""
+        while self._bytes > self._max_bytes and len(self._entries) > 1:
             _, dropped = self._entries.popitem(last=False)
-            total -= dropped.nbytes
+            self._bytes -= dropped.nbytes
+            self.evictions += 1
