@@ -23,6 +23,7 @@ from engram.pipeline.llm_reconcile import LLMReconciler
 from engram.pipeline.run import Pipeline
 
 from .conftest import Backend
+from .faces import Blocking
 
 pytestmark = [pytest.mark.records, pytest.mark.job_queue]  # the store roles it checks (conftest.py, ROLE_MARKERS)
 
@@ -127,7 +128,8 @@ def deepagents_file(memory: Memory, backend: Backend) -> None:
 def langgraph_put(memory: Memory, backend: Backend) -> None:
     from engram.integrations.langgraph import EngramStore
 
-    store = EngramStore(memory, tenant="acme", index={"fields": ["text"]})
+    face = memory._face if isinstance(memory, Blocking) else memory  # the async face: EngramStore takes AsyncMemory
+    store = EngramStore(face, tenant="acme", index={"fields": ["text"]})
     store.put(("users", "alice"), "contact", {"text": PLANTED, "phone": PHONE})
     with pytest.raises(PermissionDeniedError):
         store.put(("users", "alice"), "admin", {"text": FORBIDDEN})
