@@ -1,8 +1,8 @@
 """Spoken forgets, end to end: false retirements on everyday requests and genuine forgets honoured.
 
-    PYTHONPATH=src python bench/forget_eval.py [--data training/forget/data] [--writers writer-a writer-b]
+    PYTHONPATH=src python bench/forget_eval.py [--data training/truth/data] [--writers writer-a writer-b]
 
-For each writer's labelled files (training/forget/data/<writer>/, written apart from the project):
+For each writer's labelled files (training/truth/data/<writer>/, written apart from the project):
 
 - everyday requests (``everyday_requests.jsonl``, and ``statements.jsonl`` lines of type
   request or pasted): a user states a fact in an earlier thread and another in this thread,
@@ -184,7 +184,7 @@ def _share(part: int, whole: int) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--data", type=Path, default=ROOT / "training" / "forget" / "data")
+    parser.add_argument("--data", type=Path, default=ROOT / "training" / "truth" / "data")
     parser.add_argument("--writers", nargs="+", default=["writer-a", "writer-b"])
     parser.add_argument("--limit", type=int, default=None, help="at most this many cases of each kind")
     parser.add_argument("--examples", action="store_true", help="print the misses and false retirements")

@@ -1,6 +1,6 @@
 """Train the spoken-forget classifier (engram/pipeline/forget_classifier.npz).
 
-    PYTHONPATH=src python training/forget/train.py [--data training/forget/data]
+    PYTHONPATH=src python training/forget/train.py [--data training/truth/data]
         [--train writer-a] [--held-out writer-b]
 
 Positives: genuine spoken forgets (``forgets.jsonl``, and ``statements.jsonl`` lines of type
@@ -211,7 +211,7 @@ def scored_on(w: np.ndarray, b: float, examples: list[Example], found: Units, x_
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--data", type=Path, default=ROOT / "training" / "forget" / "data")
+    parser.add_argument("--data", type=Path, default=ROOT / "training" / "truth" / "data")
     parser.add_argument("--train", default="writer-a")
     parser.add_argument("--held-out", default="writer-b")
     parser.add_argument("--out", type=Path, default=ROOT / "src" / "engram" / "pipeline" / "forget_classifier.npz")
