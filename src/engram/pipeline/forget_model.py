@@ -91,7 +91,7 @@ def reads_as_forget(sentence: str) -> bool:
 def _encoder():  # the sentence encoder the weights were trained on, whatever the store's embedder
     with _LOCK:
         if "encoder" not in _LOADED:
-            from ..embed.local import USEEmbedder
+            from ..embed.local import shared_use_embedder
 
-            _LOADED["encoder"] = USEEmbedder()
+            _LOADED["encoder"] = shared_use_embedder()
         return _LOADED["encoder"]

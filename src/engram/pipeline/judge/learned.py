@@ -55,9 +55,9 @@ class LearnedJudge:
     def _embedded(self, texts: list[str]) -> np.ndarray:
         with self._lock:
             if self._embedder is None:
-                from ...embed.local import USEEmbedder
+                from ...embed.local import shared_use_embedder
 
-                self._embedder = USEEmbedder()
+                self._embedder = shared_use_embedder()
             embedder = self._embedder
         return _checked_vectors(embedder.embed(texts), len(texts))
 
