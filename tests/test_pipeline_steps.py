@@ -1,5 +1,6 @@
 """Each pipeline step alone: gate, PII policy, rule-based reconciliation."""
 
+from dataclasses import replace
 from datetime import UTC
 
 import pytest
@@ -8,7 +9,7 @@ from engram import ConfigError, InvalidValueError, Kind, Scope
 from engram.errors import PIIForbiddenError
 from engram.model import MemoryRecord
 from engram.pii import PIIPolicy, find_pii, reveal, screen_record
-from engram.pipeline.candidate import Candidate
+from engram.pipeline.candidate import ASKED, Candidate
 from engram.pipeline.gate import GatePolicy, gate
 from engram.pipeline.reconcile import ReconcilePolicy, Similar, decide_by_rules
 
@@ -115,3 +116,27 @@ def test_reconciliation_never_touches_a_different_kind():
     decision = decide_by_rules(cand("Report every Friday morning", Kind.RULE), [Similar(existing, 0.9)],
                                ReconcilePolicy())
     assert decision.event == "ADD"
+
+
+@pytest.mark.parametrize("old, new, score, category, unasked", [
+    ("公司采用三级审批流程", "公司采用两级审批流程", 0.85, None, "SUPERSEDE"),
+    ("Works at Stripe", "Works at Shopify", 0.47, "work:employer", "SUPERSEDE"),
+    ("Prefers concise reports", "Prefers concise reports with bullet points", 0.81, None, "UPDATE"),
+])
+def test_a_fact_told_while_asking_ends_nothing_by_the_word_rules(old, new, score, category, unasked):
+    """An everyday request may carry a fact ("这周和李姐的一对一取消，她请假了"), but the word rules
+    cannot tell its words from a change: told while asking, it is added, never ending a memory."""
+    existing = record(old, Kind.PREFERENCE if "Prefers" in old else Kind.FACT, category)
+    kind = existing.kind
+    plain = decide_by_rules(cand(new, kind, category=category), [Similar(existing, score)], ReconcilePolicy())
+    asked = decide_by_rules(replace(cand(new, kind, category=category), metadata={ASKED: True}),
+                            [Similar(existing, score)], ReconcilePolicy())
+    assert plain.event == unasked
+    assert asked.event == "ADD" and "told while asking" in asked.reason
+
+
+def test_a_repeat_told_while_asking_is_still_known():
+    existing = record("Prefers concise reports")
+    asked = decide_by_rules(replace(cand("prefers concise reports!", Kind.FACT), metadata={ASKED: True}),
+                            [Similar(existing, 0.99)], ReconcilePolicy())
+    assert asked.event == "NOOP"

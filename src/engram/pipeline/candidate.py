@@ -9,6 +9,8 @@ from typing import Any
 
 from ..model import Kind
 
+ASKED = "asked"  # metadata: the candidate was told inside a request or a question (pipeline/judging.py)
+
 
 @dataclass(frozen=True, slots=True)
 class Candidate:

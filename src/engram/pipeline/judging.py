@@ -34,7 +34,7 @@ from ..embed.base import Embedder
 from ..model import Kind, MemoryRecord, Message, check_unit_interval
 from ..slots import USER, Judgement, Slot, Utterance, is_other, single_valued
 from ..writes import MemoryDraft
-from .candidate import Candidate
+from .candidate import ASKED, Candidate
 from .judge import Judge
 from .judge.subjects import canonical_relation
 from .rules import keep, keep_en, keep_zh
@@ -231,7 +231,10 @@ def _place(candidate: Candidate, reading: Judgement, own: Judgement | None, shar
         slot = reading.slot if own.durable and own.slot == reading.slot else None
         subject = own.subject if shared and not _subjectless(candidate.content) else reading.subject
         reading = Judgement(reading.utterance, subject, slot, reading.confidence)
-    out.kept.append(with_reading(candidate, reading))
+    kept = with_reading(candidate, reading)
+    if reading.utterance in _MIXED:  # told while asking: the word rules may not end anything with it
+        kept = replace(kept, metadata=MappingProxyType({**kept.metadata, ASKED: True}))
+    out.kept.append(kept)
 
 
 def _subjectless(content: str) -> bool:

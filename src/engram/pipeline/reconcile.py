@@ -27,7 +27,7 @@ from ..model import MemoryRecord
 from ..slots import USER, Slot
 from ..slots import single_valued as single_valued_slot
 from ..text.tokenize import index_terms
-from .candidate import Candidate
+from .candidate import ASKED, Candidate
 from .judge.subjects import same_subject as same_person
 from .rules.common import content_terms
 from .topics import slot_changes, topics
@@ -155,6 +155,10 @@ def decide_by_rules(candidate: Candidate, similar: Sequence[Similar], policy: Re
         similar = sorted(similar, key=lambda m: not changed & topics(m.record.content))
     for match in similar:
         decision = _decide_one(candidate, match, policy)
+        if decision is not None and decision.event != "NOOP" and candidate.metadata.get(ASKED):
+            # an everyday request ("这周和李姐的一对一取消，她请假了") may tell a fact, but the word
+            # rules cannot tell its words from a change: only a sure slot ends a memory for it
+            return Decision("ADD", f"told while asking: the word rules end nothing ({decision.reason})")
         if decision is not None:
             return _with_the_same_fact_elsewhere(decision, candidate, match, similar, policy)
     return Decision("ADD", "no similar memory")
