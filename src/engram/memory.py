@@ -232,8 +232,8 @@ class Memory:
             given = link_replies(given, self._latest_turns(scope, threads_to_look_up(given), now))
         records = [build_record(d, scope, now, self._core.limits, self.embedder.name) for d in given]
         vectors: dict[int, Any] = {}
-        if self.judge is not None:  # who each is about and the slot it sets, unless given
-            labelled = label_records(self.judge, given, records, self.embedder)
+        if self._judge_in_use is not None:  # who each is about and the slot it sets, unless given
+            labelled = label_records(self._judge_in_use, given, records, self.embedder)
             records, vectors = labelled.records, labelled.vectors
         return self._core.write([Change(Operation.CREATE, record, actor=actor, vector=vectors.get(i),
                                         vector_text=record.content if i in vectors else None)
@@ -280,11 +280,11 @@ class Memory:
                     timeout=self.settings.llm_timeout_s, deadline_s=self.settings.llm_deadline_s,
                     max_retry_after_s=self.settings.llm_max_retry_after_s)
             self._pipeline = Pipeline.default(llm, PipelineSettings(add_deadline_s=self.settings.add_deadline_s),
-                                              rules=self.settings.rules, judge=self.judge)
+                                              rules=self.settings.rules, judge=self._judge_in_use)
         return self._pipeline
 
     @property
-    def judge(self) -> Judge | None:
+    def _judge_in_use(self) -> Judge | None:
         """The judge of subjects, slots and durable statements (``Settings.judge``; None when off)."""
         if self._judge is None and self.settings.judge == "learned":
             from .pipeline.judge.learned import default_judge
