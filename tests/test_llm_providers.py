@@ -143,7 +143,7 @@ def test_langchain_adapter_translates_provider_errors(raised, expected):
 
 def test_llama_without_the_package_is_a_config_error(monkeypatch):
     monkeypatch.setitem(sys.modules, "llama_cpp", None)  # makes the import fail
-    with pytest.raises(ConfigError, match="pip install 'engram\\[llama\\]'"):
+    with pytest.raises(ConfigError, match="pip install 'engram-agentmem\\[llama\\]'"):
         LlamaCppLLM("/models/tiny.gguf")
 
 
