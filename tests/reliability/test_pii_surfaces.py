@@ -80,7 +80,7 @@ def test_engram_worker_applies_the_policy_to_queued_adds(configured):
                                  "--tenant", "globex", "--user", "ana"])
     assert queued.exit_code == 0, queued.output
     worked = runner.invoke(app, ["worker", "--once"])
-    assert worked.exit_code == 0 and "ran 1 jobs" in worked.output
+    assert worked.exit_code == 0 and "ran 1 job\n" in worked.output
     with Memory(SQLiteStore(configured), embedder=FakeHashEmbedder()) as memory:
         stored = memory.list(Scope.for_user("globex", "ana")).items
     assert stored and all("ana@example.com" not in r.content for r in stored)
