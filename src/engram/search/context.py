@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from ..model import Kind, MemoryRecord, SearchHit
 from ..slots import OTHER_PREFIX, is_other, single_valued
-from ..text.tokenize import has_cjk
+from ..text.tokenize import has_cjk, names_word
 
 _CJK_CHARS = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 
@@ -82,17 +82,11 @@ def whose(record: MemoryRecord) -> str | None:
     if not is_other(record.subject):
         return None
     words = record.subject[len(OTHER_PREFIX):].split()
-    if not words or words == ["someone"] or any(_names(record.content, w) for w in words):
+    if not words or words == ["someone"] or any(names_word(record.content, w) for w in words):
         return None
     if len(words) == 1:
         return words[0]
     return f"{' '.join(w.capitalize() for w in words[1:])} ({words[0]})"
-
-
-def _names(text: str, word: str) -> bool:
-    if has_cjk(word):
-        return word in text
-    return re.search(rf"\b{re.escape(word)}\b", text, re.IGNORECASE) is not None
 
 
 def one_value_per_slot(hits: Sequence[SearchHit]) -> set[str]:

@@ -169,3 +169,10 @@ def query_terms(text: str) -> list[str]:
 
 def has_cjk(text: str) -> bool:
     return _CJK_CHAR.search(text) is not None
+
+
+def names_word(text: str, word: str) -> bool:
+    """Whether ``text`` says ``word``: as a whole word, any case; a Chinese word anywhere."""
+    if has_cjk(word):
+        return word in text
+    return re.search(rf"\b{re.escape(word)}\b", text, re.IGNORECASE) is not None
