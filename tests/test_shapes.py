@@ -131,3 +131,11 @@ def test_surfaces_never_import_the_store_codec():
         for path in (root / folder).rglob("*.py"):
             text = path.read_text(encoding="utf-8")
             assert "store.codec" not in text and "memory._store" not in text, path
+
+
+def test_the_memory_block_says_whose_fact_as_the_context_block_does(memory, alice):
+    """One renderer: the resource without a query reads like the block a prompt gets."""
+    memory.remember("Works as a nurse", alice, subject="other:wife sarah", slot="job_title")
+    records = list(memory.list(alice).items)
+    assert memory_block(records) == "## Memories\n### Facts\n- Sarah (wife): Works as a nurse"
+    assert memory.context("what does sarah do", alice).text.endswith("- Sarah (wife): Works as a nurse")

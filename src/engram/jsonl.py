@@ -111,7 +111,7 @@ def import_changes(
     """The changes of one import (written in one transaction) and the number of records
     skipped. A replaced record is purged first (the store applies purges before writes),
     so its history becomes exactly the imported one."""
-    existing = {r.id: r for r in core.store.get(tenant, [item.record.id for item in items])}
+    existing = {r.id: r for r in core.reads.store.get(tenant, [item.record.id for item in items])}
     if existing and on_conflict == "error":
         raise ImportConflictError(len(existing), min(existing))
     chosen = [item for item in items if on_conflict == "replace" or item.record.id not in existing]

@@ -86,8 +86,8 @@ def duplicates_in(
 def fold_duplicates(core: WriteCore, tenant: str, now: datetime) -> int:
     """Supersede each duplicate of a namespace by the record it repeats (``is_duplicate``)."""
     folded = 0
-    for namespace in core.store.namespaces(tenant):
-        records = core.store.query(tenant, RecordFilter(namespace=namespace), limit=10_000)
+    for namespace in core.reads.store.namespaces(tenant):
+        records = core.reads.store.query(tenant, RecordFilter(namespace=namespace), limit=10_000)
         vectors = core.stored_vectors(tenant, [r.id for r in records])
         changes = [retired_by(duplicate, kept.id, actor=ACTOR, reason=f"consolidated: repeats {kept.id}", at=now)
                    for duplicate, kept in duplicates_in(records, vectors)]
@@ -99,7 +99,7 @@ def fold_duplicates(core: WriteCore, tenant: str, now: datetime) -> int:
 def maintain(core: WriteCore) -> MaintenanceReport:
     now = core.clock.now()
     expired = consolidated = 0
-    for tenant in core.store.tenants():
+    for tenant in core.reads.store.tenants():
         expired += expire_due(core, tenant, now)
         consolidated += fold_duplicates(core, tenant, now)
     return MaintenanceReport(expired, consolidated)

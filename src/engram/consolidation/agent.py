@@ -129,8 +129,8 @@ class ConsolidationAgent:
     def _search(self, query: str, k: int) -> list[MemoryRecord]:
         now = self.core.clock.now()
         where = RecordFilter(namespace=self.scope.namespace, statuses=(Status.ACTIVE,), valid_at=now)
-        hits = retrieve(self.core.store, self.core.embedder, self.scope.tenant, where, query, k=max(1, min(k, 20)),
-                        settings=RetrievalSettings(), now=now)
+        hits = retrieve(self.core.reads.store, self.core.embedder, self.scope.tenant, where, query,
+                        k=max(1, min(k, 20)), settings=RetrievalSettings(), now=now)
         return [h.record for h in hits]
 
     def _sources(self, turns: Sequence[int]) -> list[str]:
@@ -142,7 +142,7 @@ class ConsolidationAgent:
     def _target(self, record_id: str) -> MemoryRecord:
         if record_id in self.plan.touched:
             raise InvalidValueError(f"memory {record_id} was already changed in this run")
-        found = self.core.store.get(self.scope.tenant, [record_id])
+        found = self.core.reads.store.get(self.scope.tenant, [record_id])
         if not found or found[0].scope != self.scope or found[0].status is not Status.ACTIVE:
             raise InvalidValueError(f"no active memory {record_id} in this scope (use search_memory)")
         return found[0]

@@ -22,7 +22,7 @@ ACTOR = "reindex"
 
 
 def all_records(core: WriteCore, tenant: str) -> list[MemoryRecord]:
-    return core.store.query(tenant, RecordFilter(descendants=True, statuses=()), limit=10**9)
+    return core.reads.store.query(tenant, RecordFilter(descendants=True, statuses=()), limit=10**9)
 
 
 def stale_records(core: WriteCore, tenant: str) -> list[MemoryRecord]:
@@ -40,7 +40,7 @@ def reindex_store(
     a stale vector is picked up again on the next pass."""
     done = 0
     detail = {"terms_from": terms_from, "terms_to": core.tokenizer.name} if terms_from is not None else {}
-    for tenant in core.store.tenants():
+    for tenant in core.reads.store.tenants():
         if terms_from is not None:
             done += _pass(core, all_records(core, tenant), batch_size, progress, detail)
         while stale := stale_records(core, tenant):

@@ -156,6 +156,7 @@ class AddRun:
         self.thread_id, self.actor = thread_id, actor
         self.settings = pipeline.settings
         self.policy = core.pii_for(scope.tenant)
+        self.reads = core.reads  # the store, for the reads reconciliation makes
         self.usage = TokenUsage()
         self.said: list[Message] = []  # this run's turns, for the time a statement names
         self._recent_records: list[MemoryRecord] | None = None  # the scope's newest active memories
@@ -264,7 +265,7 @@ class AddRun:
             context = ForgetContext(self.scope, self.thread_id, self.said, position, self.core.clock.now(),
                                     mask_identifier(self.thread_id, self.policy) if self.thread_id else None)
             if points_back(request):
-                found = just_said(self.core.reads, candidates, context, request)
+                found = just_said(self.reads, candidates, context, request)
                 if found.candidates:
                     taken_back.update(id(c) for c in found.candidates)
                     plan.events += [self._skipped(c, f"the user asked to forget it: {request.text!r}")
@@ -272,7 +273,7 @@ class AddRun:
                     continue
                 targets, why = list(found.records), f"a spoken forget with nothing to take back: {found.why}"
             else:
-                targets = forget_targets(self.core.reads, context, request)
+                targets = forget_targets(self.reads, context, request)
                 why = "a spoken forget that matched no memory"
             self._forget(request, self.said[position], targets, why, plan)
         return [c for c in candidates if id(c) not in taken_back]
@@ -322,7 +323,7 @@ class AddRun:
         """The nearest active memories by meaning; for a change, also those that share its
         words or name what it ended (a change rarely reads like the fact it ends)."""
         where = RecordFilter(namespace=self.scope.namespace, statuses=(Status.ACTIVE,))
-        store, model, tenant = self.core.store, self.core.embedder.name, self.scope.tenant
+        store, model, tenant = self.reads.store, self.core.embedder.name, self.scope.tenant
         scores = {s.id: s.score for s in store.nearest(tenant, where, model, vector, self.settings.similar_k)}
         more: list[str] = []
         if "change" in candidate.metadata or candidate.ends:
@@ -347,7 +348,7 @@ class AddRun:
     def _recent(self, where: RecordFilter) -> list[MemoryRecord]:
         """The scope's newest active memories, read once per add()."""
         if self._recent_records is None:
-            self._recent_records = self.core.store.query(self.scope.tenant, where, order="created_at",
+            self._recent_records = self.reads.store.query(self.scope.tenant, where, order="created_at",
                                                          descending=True, limit=SLOT_SCAN)
         return self._recent_records
 
@@ -473,7 +474,7 @@ class AddRun:
         window): writing it again would conflict with itself, retried forever."""
         content = decision.content or candidate.content
         twin_id = dedup_id(self.scope, content, self.core.clock.now(), self.settings.dedup_window)
-        found = self.core.store.get(self.scope.tenant, [twin_id])
+        found = self.reads.store.get(self.scope.tenant, [twin_id])
         if found and found[0].status is Status.ACTIVE and found[0].id not in (
                 decision.target.id if decision.target is not None else None,):
             return found[0]
@@ -492,8 +493,8 @@ class AddRun:
         forgotten meanwhile, or purged (an id names one record for ever: a purged record's
         audit rows keep it). The audit is read before the record, so a concurrent add()
         committing that very id between the two reads is seen as active, never as purged."""
-        audited = bool(self.core.reads.store.audit(self.scope.tenant, AuditQuery(record_id=record_id, limit=1)))
-        existing = self.core.store.get(self.scope.tenant, [record_id])
+        audited = bool(self.reads.store.audit(self.scope.tenant, AuditQuery(record_id=record_id, limit=1)))
+        existing = self.reads.store.get(self.scope.tenant, [record_id])
         if existing:
             return existing[0].status is not Status.ACTIVE
         return audited

@@ -58,8 +58,9 @@ def _language(hits: Sequence[SearchHit], query: str) -> str:
     return "zh" if cjk * 2 > len(hits) + 1 else "en"
 
 
-def _line(hit: SearchHit) -> str:
-    record = hit.record
+def line(record: MemoryRecord) -> str:
+    """One memory as a line of the block: whose it is when its words do not say, since when
+    a changed value holds."""
     text = " ".join(record.content.split())
     owner = whose(record)
     zh = has_cjk(text)
@@ -108,13 +109,14 @@ def _slot_key(record: MemoryRecord) -> tuple[str, str, str]:
     return record.subject, record.slot or "", record.kind.value
 
 
-def render(hits: Sequence[SearchHit], language: str) -> str:
-    """The block: the hits grouped by kind, each group in the order given."""
-    sections = [f"## {TITLES[language]}"]
+def render(records: Sequence[MemoryRecord], language: str, title: str | None = None) -> str:
+    """The block: the memories grouped by kind, each group in the order given, under
+    ``title`` (the context block's by default); "" when there are none."""
+    sections = [f"## {title or TITLES[language]}"]
     for kind in KIND_ORDER:
-        group = [hit for hit in hits if hit.record.kind is kind]
+        group = [record for record in records if record.kind is kind]
         if group:
-            sections.append(f"### {HEADINGS[language][kind]}\n" + "\n".join(_line(hit) for hit in group))
+            sections.append(f"### {HEADINGS[language][kind]}\n" + "\n".join(line(record) for record in group))
     return "\n".join(sections) if len(sections) > 1 else ""
 
 
@@ -138,8 +140,8 @@ class _BlockSize:
         return 1 + len(heading), _cjk(heading)  # "\n" before the section, then the heading
 
     def with_hit(self, hit: SearchHit) -> tuple[int, int]:
-        line = _line(hit)
-        chars, cjk = self.chars + 1 + len(line), self.cjk + _cjk(line)  # "\n" before the line
+        text = line(hit.record)
+        chars, cjk = self.chars + 1 + len(text), self.cjk + _cjk(text)  # "\n" before the line
         if hit.record.kind not in self.kinds:
             extra_chars, extra_cjk = self._heading(hit.record.kind)
             chars, cjk = chars + extra_chars, cjk + extra_cjk
@@ -172,7 +174,7 @@ def build_context(
     taken = {hit.record.id for hit in given}
     candidates = [hit for hit in hits if hit.record.id not in taken]
     chosen = _fill(candidates, size, budget_tokens)
-    text = render(given + chosen, lang)
+    text = render([hit.record for hit in given + chosen], lang)
     return ContextBlock(text=text, hits=tuple(given + chosen), tokens=estimate_tokens(text),
                         dropped=len(candidates) - len(chosen), profile=tuple(hit.record.id for hit in given))
 

@@ -106,17 +106,11 @@ def context_data(block: ContextBlock) -> JSON:
 
 
 def memory_block(records: Sequence[MemoryRecord], language: str = "en") -> str:
-    """The memories of a scope as one block grouped by kind, in the headings and order
-    of ``Memory.context`` (used where there is no query, e.g. MCP's engram://memory)."""
-    from ..search.context import HEADINGS, KIND_ORDER
+    """The memories of a scope as one block, rendered as ``Memory.context`` renders its
+    block (used where there is no query, e.g. MCP's engram://memory)."""
+    from ..search.context import render
 
-    sections = [f"## {BLOCK_TITLES[language]}"]
-    for kind in KIND_ORDER:
-        group = [r for r in records if r.kind is kind]
-        if group:
-            lines = "\n".join(f"- {' '.join(r.content.split())}" for r in group)
-            sections.append(f"### {HEADINGS[language][kind]}\n{lines}")
-    return "\n".join(sections) if len(sections) > 1 else EMPTY_BLOCK
+    return render(records, language, BLOCK_TITLES[language]) or EMPTY_BLOCK
 
 
 # -- the pipeline ------------------------------------------------------------------------
