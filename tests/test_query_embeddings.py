@@ -100,8 +100,8 @@ def test_the_context_block_fits_its_budget_exactly_as_rendering_each_trial_would
         for language in ("en", "zh"):
             chosen: list = []
             for hit in hits:
-                if estimate_tokens(render(chosen + [hit], language)) <= budget:
+                if estimate_tokens(render([h.record for h in chosen + [hit]], language)) <= budget:
                     chosen = chosen + [hit]
             block = build_context(hits, "q", budget, language)
             assert [h.record.id for h in block.hits] == [h.record.id for h in chosen]
-            assert block.tokens == estimate_tokens(render(chosen, language)) <= budget or not chosen
+            assert block.tokens == estimate_tokens(render([h.record for h in chosen], language)) <= budget or not chosen
