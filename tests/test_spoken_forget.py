@@ -11,7 +11,7 @@ from fastapi.testclient import TestClient
 from mcp import Client
 
 from engram import FakeClock, FakeHashEmbedder, Memory, Scope, Settings, Status
-from engram.pipeline.rules.forgets import forget_requests, own_words
+from engram.pipeline.rules.forgets import forget_requests, own_words, without_forgets
 from engram.server.http import create_app
 from engram.server.mcp import create_mcp_server
 from engram.store.sqlite import SQLiteStore
@@ -60,6 +60,7 @@ def test_forget_that_without_a_thread_retires_nothing_not_even_a_pinned_app_alle
     ("My daughter's name is Lily.", "delete the last paragraph"),
     ("我女儿叫莉莉。", "把这段删掉"),
     ("My daughter's name is Lily.", "forget the formal tone, make it casual"),
+    ("My daughter's name is Lily.", "ugh forget it, too fiddly for a Sunday"),
 ])
 def test_an_everyday_request_after_a_fact_retires_nothing(live, fact, request_text):
     memory, clock = live
@@ -158,6 +159,32 @@ def test_forget_that_after_a_fact_in_the_same_thread_retires_it(live):
     result = say(memory, clock, scope, "forget that")
     assert forgotten(result) and not any("Leeds" in t for t in active(memory, scope))
     assert any("jazz" in t for t in active(memory, scope))
+
+
+@pytest.mark.parametrize("request_text", [
+    "hmm, on second thoughts, don't keep that, it's a bit personal",
+    "forget the IVF thing for now, it's early days",
+])
+def test_a_forget_wrapped_in_a_lead_in_and_a_reason_is_read_by_its_asking_clause(live, request_text):
+    memory, clock = live
+    scope = Scope.for_user("acme", "clauses")
+    say(memory, clock, scope, "I play the oboe.")
+    say(memory, clock, scope, "I'm undergoing IVF treatment.")
+    result = say(memory, clock, scope, request_text)
+    texts = active(memory, scope)
+    assert forgotten(result) and not any("IVF" in t for t in texts) and any("oboe" in t for t in texts)
+
+
+def test_a_removal_asked_in_the_imperative_is_never_stored_as_a_memory(live):
+    memory, clock = live
+    scope = Scope.for_user("acme", "imperative")
+    say(memory, clock, scope, "I deleted my Instagram account last year.")
+    say(memory, clock, scope, "please scratch the bit about my cousin, she'd be upset")
+    texts = active(memory, scope)
+    assert any("Instagram" in t for t in texts)
+    assert not any("scratch" in t.lower() or "cousin" in t for t in texts)
+    assert without_forgets("actually, scratch that bit about my cousin, she'd hate it being out there") == ""
+    assert without_forgets("I deleted my Instagram account last year.") == "I deleted my Instagram account last year."
 
 
 @pytest.mark.parametrize(("fact", "take_back", "kept"), [

@@ -82,9 +82,11 @@ def use_classifier(model: ForgetClassifier) -> None:
 
 
 @lru_cache(maxsize=4096)
-def reads_as_forget(sentence: str) -> bool:
-    """The classifier in use reads this sentence as a request to forget (decisions cached)."""
-    return forget_classifier().is_forget(sentence)
+def reads_as_forget(texts: tuple[str, ...]) -> bool:
+    """The classifier in use reads one of these texts (a sentence and its clauses) as a
+    request to forget: one encoder call for all of them, decisions cached."""
+    model = forget_classifier()
+    return bool((model.scores(list(texts)) >= model.threshold).any())
 
 
 def _encoder():  # the sentence encoder the weights were trained on, whatever the store's embedder

@@ -18,7 +18,8 @@ _EN_TOPIC = re.compile(
     re.IGNORECASE,
 )
 _EN_NOISE = re.compile(
-    r"\b(?:hey|hi|ok|okay|so|oh|um|uh|actually|also|and|but|just|kindly|please|pls|plz|thanks|thank you|thx|can|could"
+    r"\b(?:on second thoughts?|second thoughts?|you know what|to be honest|come to think of it|in fact|after all"
+    r"|hey|hi|ok|okay|so|oh|um+|uh+|hmm+|ah+|erm|eh|meh|ugh|welp|well|actually|also|and|but|just|kindly|please|pls|plz|thanks|thank you|thx|can|could"
     r"|would|will|you|u|your|yourself|i|i'd|i'm|id|me|we|want|wanna|need|needs|like|rather|prefer|go ahead and|to"
     r"|forget|forgot|unlearn|delete|erase|remove|drop|bin|scrap|scratch|strike|wipe|clear|purge|ditch|toss|get rid of"
     r"|throw out|throw away|cancel|undo|unsave|disregard|ignore|retract|nix|lose|dump|let go of|don'?t|do not|dont"
@@ -26,7 +27,7 @@ _EN_NOISE = re.compile(
     r"|keep|keeping|store|storing|save|saving|record|recording|note|log|track|tracking|hold|retain|know|have|has"
     r"|memory|memories|on record|off the record|notes|file|profile|anymore|any more|any longer|from now on|now"
     r"|what|that|which|i said|i told|i mentioned|i wrote|i shared|told|said|mentioned|wrote|shared|earlier|before"
-    r"|about|regarding|re|on|of|from|in|the fact|fact|facts|anything|everything|all|stuff|thing|things|info"
+    r"|about|regarding|re|on|onto|into|out|off|up|away|with|at|by|over|of|from|in|the fact|fact|facts|anything|everything|all|stuff|thing|things|info"
     r"|information|details?|bit|part|business|the|a|an|is|it's|its|it|this|that's|there|here|entry|line|bits"
     r"|for me|too|as well|tbh|honestly|please do|again|okay\?|got|gotten|saved|'ve|ve|'m|had|whatever|there"
     r"|myself|lol|haha|btw|fyi|thing you|you've|you have|you got|i've|i'm|im|ive|just|really|very)\b",
