@@ -247,6 +247,32 @@ def test_mcp_add_forget_that_without_a_thread_keeps_a_pinned_app_memory(tmp_path
         assert memory.get(pinned.id, scope).status is Status.ACTIVE
 
 
+# --- which sentences ask ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("text", "about"), [
+    ("房贷那个别记了，跟这事没关系，我不想你老提醒我", "房贷"),  # a reason clause that mentions a reminder
+    ("hmm, on second thoughts, don't keep that, it's a bit personal", None),
+    ("scrap all that stuff about my landlord, it's sorted", "my landlord"),
+])
+def test_a_clause_of_its_own_asks(text, about):
+    [request] = forget_requests(text)
+    assert request.about == about
+
+
+@pytest.mark.parametrize("text", [
+    "我在备忘录里记日程，手机上那套不用了",  # 备忘录 is the notes app: it removes nothing
+    "那次毕业旅行真难忘",
+    "scratch that, I'll look it up myself",
+    "忘了吧，我自己查到了",
+    "forget the slogan I suggested, give me something bolder",
+    "每周五提醒我交水费，经常忘",  # forgetting in the world, in a clause of its own
+    "remind me to water the ferns on Sundays, always forget",
+])
+def test_no_clause_asks(text):
+    assert forget_requests(text) == []
+
+
 # --- the user's own words ---------------------------------------------------------------------
 
 

@@ -23,8 +23,15 @@ ZH_CUE = re.compile(
 )
 
 
+# words that hold 忘 and remove nothing: the notes app (备忘录), unforgettable (难忘, 忘不了),
+# forgetful (健忘), a friendship across ages (忘年交), absorbed (忘我)
+_ZH_NOT_REMOVAL = re.compile(r"备忘|难忘|忘不了|忘不掉|健忘|忘年|忘我|忘怀")
+
+
 def has_forget_cue(sentence: str) -> bool:
     """A removal word: the only sentences the classifier is asked about."""
+    if is_chinese(sentence) or _has_han(sentence):
+        sentence = _ZH_NOT_REMOVAL.sub("", sentence)
     pattern = ZH_CUE if is_chinese(sentence) else _EN_CUE
     return bool(pattern.search(sentence)) or bool(ZH_CUE.search(sentence) and _has_han(sentence))
 

@@ -33,14 +33,15 @@ from .own_words import own_words
 
 # forgetting in the world, a reminder not to forget, or someone else's instruction
 _EN_NOT_A_FORGET = re.compile(
-    r"^(?:i|we)\s+(?:always\s+|often\s+|keep\s+|tend to\s+|sometimes\s+|totally\s+|completely\s+)?(?:forget|forgot)\b"
+    r"^(?:(?:i|we)\s+)?(?:always\s+|often\s+|keep\s+|tend to\s+|sometimes\s+|totally\s+|completely\s+)(?:forget|forgot)\b"
+    r"|^(?:i|we)\s+(?:forget|forgot)\b"
     r"|\b(?:don'?t|do not|never|not to) forget\b|\b(?:let|make) me forget\b|\bi (?:might|may|will|would|could) forget\b"
     r"|\b(?:so|in case) (?:that )?i (?:don'?t|do not) forget\b|\bremind me\b|\bforget(?:ting)? (?:my|the|his|her|our) (?:keys|wallet|phone|umbrella)"
     r"|\b(?:people|everyone|everybody|they|he|she|nobody)\s+(?:always\s+|often\s+|usually\s+)?(?:forget|forgets|forgot)\b"
     r"|\b(?:told|asked|wants?|wanted|said to|tells?)\s+(?:me|us|him|her|them|everyone|the team)\s+to\s+forget\b",
     re.IGNORECASE,
 )
-_ZH_NOT_A_FORGET = re.compile(r"^我(?:总是|老是|经常|容易|又|常常)?忘|别忘了|不要忘|别忘记|不能忘|记得|忘带|忘拿|别让我忘|提醒我|怕我忘|免得我忘"
+_ZH_NOT_A_FORGET = re.compile(r"^我(?:总是|老是|经常|容易|又|常常)?忘|^(?:总是|老是|经常|容易|常常|又)忘|别忘了|不要忘|别忘记|不能忘|记得|忘带|忘拿|别让我忘|提醒我|怕我忘|免得我忘"
                               r"|(?:让|叫|要)(?:我|我们|大家)(?:忘|删)")
 # taking back what was just said, in so many words: resolved against what was said just before
 # in the same thread only (pipeline/forget.py), so it can never reach an older memory
@@ -92,7 +93,7 @@ _EN_WORLD = re.compile(
     r"|commit|branch|repo|script|query|order|cart|basket|checkout|menu|recipe|list|playlist|song|track|album"
     r"|calendar|meeting|invite|appointment|booking|reservation|alarm|timer|invoice|receipt|report|summary"
     r"|translation|tone|formal|casual|emoji|emojis|filter|photo|picture|image|watermark|subscription|speech"
-    r"|whiteboard|wording|sounds like"
+    r"|whiteboard|wording|sounds like|(?<!job )title|subtitle|slogan|tagline|name for (?:it|the)"
     r"|group chat|chat history)s?\b",
     re.IGNORECASE,
 )
@@ -162,8 +163,8 @@ def _asks_removal(sentence: str) -> bool:
 def forget_request(sentence: str, *, chinese: bool) -> ForgetRequest | None:
     """The forget one sentence asks for, or None when it asks none."""
     text = sentence.strip()
-    gate = sentence_gate(text, chinese=chinese)
-    if gate is None or (gate == ASK and not _classified_forget(text)):
+    gate = _asking_gate(text, chinese=chinese)
+    if gate is None:
         return None
     if gate == TAKE_BACK:
         return ForgetRequest(text, None)
@@ -172,6 +173,22 @@ def forget_request(sentence: str, *, chinese: bool) -> ForgetRequest | None:
 
 
 TAKE_BACK, MEMORY, ASK = "take back", "memory", "ask"
+
+
+def _asking_gate(text: str, *, chinese: bool) -> str | None:
+    """The sentence's gate, an ASK only when the classifier agrees; where the whole sentence is
+    no forget by the words (a reason clause that mentions a reminder: "血脂那个别记了，我不想你老提醒我"),
+    the first clause of its own that asks."""
+    gate = sentence_gate(text, chinese=chinese)
+    if gate is not None:
+        return gate if gate != ASK or _classified_forget(text) else None
+    if _retracts_or_concerns_the_world(text, chinese=chinese):
+        return None  # "scratch that, I'll google it", "忘了吧，我自己查到了", "remove the onions, I hate them"
+    for clause in _cued_clauses(text):
+        gate = sentence_gate(clause, chinese=chinese)
+        if gate is not None and (gate != ASK or _classified_forget(clause)):
+            return gate
+    return None
 
 
 def sentence_gate(text: str, *, chinese: bool) -> str | None:
@@ -223,6 +240,13 @@ _ZH_MATTER = re.compile(
     r"(?:那个事儿?|那件事|那些事|的事儿?|的那些)[^。！？]{0,6}(?:别再?记|不用再?记|不要再?记|忘掉|忘了吧|删掉|删了|别留|不要保存"
     r"|别保存|不用保存|当没听过|就当没听过)"
 )
+
+
+def _retracts_or_concerns_the_world(text: str, *, chinese: bool) -> bool:
+    """A retracted question, or a request about a document, an order, code or a calendar."""
+    if chinese:
+        return bool(_ZH_RETRACTED_QUESTION.search(text) or _ZH_WORLD.search(text))
+    return bool(_EN_RETRACTED_QUESTION.search(text) or _EN_WORLD.search(text))
 
 
 def _not_a_forget(text: str, *, chinese: bool) -> bool:
