@@ -136,7 +136,7 @@ class Memory:
         self.audit = Audit(self._core)
         self.quality = Quality(self._core)
         self.keys = Keys(self._core)
-        self.maintenance = Maintenance(self._core, self.approvals, self.threads)
+        self.maintenance = Maintenance(self._core, self.settings.episode_retention)
         self.jobs = Jobs(self._core, lambda: self.pipeline, self.consolidation, self.maintenance.run,
                          self.settings.maintenance_interval_s)
         self.transfer = Transfer(self._core)

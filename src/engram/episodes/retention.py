@@ -9,8 +9,10 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from ..core import WriteCore
 from ..errors import ConfigError
 from ..model import tenant_in_config
+from ..values.episodes import EpisodeWrites
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,3 +49,20 @@ def _days(value: Any, where: str) -> float | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
         raise ConfigError(f"episode retention ({where}): days must be a positive number or null, got {value!r}")
     return float(value)
+
+
+def drop_expired_turns(core: WriteCore, retention_setting: str | None) -> int:
+    """Drop turns older than each tenant's retention, one transaction per tenant. Returns how
+    many tenants it ran for (``memory.maintenance.run()`` does it)."""
+    retention = Retention.load(retention_setting)
+    if retention.default_days is None and not retention.tenants:
+        return 0
+    now, done = core.clock.now(), 0
+    store = core.reads.store
+    # tenants that keep conversations but no memories (yet) have turns to drop too
+    for tenant in sorted(set(store.tenants()) | set(store.turn_tenants()) | set(retention.tenants)):
+        cutoff = retention.cutoff(tenant, now)
+        if cutoff is not None:
+            core.commit([], tenant=tenant, episodes=EpisodeWrites(drop_before=cutoff))
+            done += 1
+    return done

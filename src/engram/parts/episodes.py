@@ -15,7 +15,7 @@ from ..consolidation.run import ConsolidationReport, Consolidator
 from ..consolidation.schedule import Schedule, ScheduleClock, load_schedules
 from ..core import WriteCore
 from ..episodes.recorder import record_turns
-from ..episodes.retention import Retention
+from ..episodes.retention import drop_expired_turns
 from ..episodes.search import SearchOptions, ThreadExcerpt, search_turns
 from ..errors import InvalidValueError, NotFoundError
 from ..limits import check_count
@@ -25,7 +25,7 @@ from ..pii import mask_identifier
 from ..pipeline.messages import Message, normalize_messages
 from ..pipeline.run import Pipeline
 from ..reads import ReadContext
-from ..values.episodes import EpisodeWrites, Thread, ThreadQuery, Turn, TurnQuery
+from ..values.episodes import Thread, ThreadQuery, Turn, TurnQuery
 
 
 def keep_turns(
@@ -114,18 +114,7 @@ before: datetime | None = None,
     def drop_expired(self) -> int:
         """Retention: drop turns older than each tenant's retention. Returns how many
         tenants it ran for; ``memory.maintenance.run()`` does it."""
-        retention = Retention.load(self._settings.episode_retention)
-        if retention.default_days is None and not retention.tenants:
-            return 0
-        now, done = self._core.clock.now(), 0
-        store = self._reads.store
-        # tenants that keep conversations but no memories (yet) have turns to drop too
-        for tenant in sorted(set(store.tenants()) | set(store.turn_tenants()) | set(retention.tenants)):
-            cutoff = retention.cutoff(tenant, now)
-            if cutoff is not None:
-                self._core.commit([], tenant=tenant, episodes=EpisodeWrites(drop_before=cutoff))
-                done += 1
-        return done
+        return drop_expired_turns(self._core, self._settings.episode_retention)
 
 
 class Consolidation:

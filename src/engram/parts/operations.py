@@ -14,14 +14,15 @@ from typing import IO
 
 from .. import jsonl, maintenance
 from ..core import WriteCore
+from ..episodes.retention import drop_expired_turns
+from ..governance.approvals import expire_due
 from ..maintenance import MaintenanceReport
 from ..model import Job, JobStatus, Scope, check_label, check_scope
 from ..pipeline import jobs as _jobs
 from ..pipeline.reindex import reindex_store
 from ..pipeline.run import Pipeline
 from ..reads import ReadContext
-from .episodes import Consolidation, Threads
-from .governance import Approvals
+from .episodes import Consolidation
 
 DEFAULT_ACTOR = "app"
 
@@ -72,18 +73,17 @@ class Maintenance:
     """``memory.maintenance``: the lifecycle work a worker runs on a schedule, and
     re-embedding after a model change."""
 
-    def __init__(self, core: WriteCore, approvals: Approvals, threads: Threads) -> None:
+    def __init__(self, core: WriteCore, episode_retention: str | None) -> None:
         self._core = core
-        self._approvals = approvals
-        self._threads = threads
+        self._episode_retention = episode_retention
 
     def run(self) -> MaintenanceReport:
         """Expire what has passed its time, fold near-identical duplicates, expire
         pending changes nobody reviewed in time and drop turns past their retention
         (every tenant). Workers run it every ``maintenance_interval_s``."""
         report = maintenance.maintain(self._core)
-        self._approvals.expire()
-        self._threads.drop_expired()
+        expire_due(self._core)
+        drop_expired_turns(self._core, self._episode_retention)
         self._core.store.erase_traces()  # a purge's WAL a reader kept from being emptied
         return report
 
