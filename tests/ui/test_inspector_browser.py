@@ -263,6 +263,53 @@ def test_personal_data_is_masked_until_revealed(server, browser):
     assert "revealed" in by_id(driver, "pii-note").text
 
 
+# The whole tenant's list answer is held back until another scope's list is on screen; the page
+# notes when the held request went out and when the app has read its answer (a task after it).
+HOLD_THE_TENANT_LIST = """
+const realFetch = window.fetch;
+window.__tenantListAsked = false;
+window.__tenantListAnswered = false;
+const carlShown = () => new Promise((shown) => {
+  const poll = () => ([...document.querySelectorAll("[data-testid=memory-row] .content")]
+    .some((row) => row.textContent.startsWith("Reach Carl")) ? shown() : setTimeout(poll, 20));
+  poll();
+});
+window.fetch = async (input, init) => {
+  const url = new URL(String(input), location.origin);
+  const tenantList = url.pathname === "/v1/memories" && !url.searchParams.has("namespace");
+  if (!tenantList) return realFetch(input, init);
+  window.__tenantListAsked = true;
+  const response = await realFetch(input, init);
+  await carlShown();
+  const read = response.json.bind(response);
+  response.json = async () => {
+    const data = await read();
+    setTimeout(() => { window.__tenantListAnswered = true; }, 0);
+    return data;
+  };
+  return response;
+};
+"""
+
+
+def test_a_late_answer_for_a_scope_left_meanwhile_does_not_replace_the_list(server, browser):
+    """Picking a user while the whole tenant's list is still loading: the list stays the user's."""
+    base, _, _ = server
+    driver = browser
+    driver.set_window_size(1280, 800)
+    open_page(driver, base)
+    sign_in(driver)
+    pick_namespace(driver, "users / bob")
+    wait(driver, lambda d: rows(d) == ["Bob's private note"])
+    driver.execute_script(HOLD_THE_TENANT_LIST)
+    pick_namespace(driver, "(whole tenant)")
+    wait(driver, lambda d: d.execute_script("return window.__tenantListAsked"))
+    pick_namespace(driver, "users / carl")
+    wait(driver, lambda d: d.execute_script("return window.__tenantListAnswered"))
+    assert rows(driver) == ["Reach Carl at [EMAIL] or [PHONE#1]"]
+    assert by_id(driver, "overview").is_displayed() is False
+
+
 def test_chinese_text_and_phone_width(server, browser):
     base, _, _ = server
     driver = browser

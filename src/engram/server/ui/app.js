@@ -11,7 +11,8 @@ const engram = (() => {
   const SIGNALS = ["lexical", "vector", "relevance", "recency", "importance", "validity", "overlap"];
   const PAGE = 50;
   const state = { key: sessionStorage.getItem("engram.key") || "", me: null, paths: new Set(),
-                  namespace: [], namespaces: [], nested: false, offset: 0, open: null, panels: [] };
+                  namespace: [], namespaces: [], nested: false, offset: 0, open: null, panels: [],
+                  listing: 0 };  // counts list loads from the start: an answer to an older one is dropped
   const REVEAL_PATH = "/v1/memories/{record_id}/reveal";  // issue 14: an audited reveal, permission "reveal"
 
   // -- text ------------------------------------------------------------------------------
@@ -193,11 +194,14 @@ const engram = (() => {
   }
 
   async function loadList(fromStart) {
-    if (fromStart) state.offset = 0;
+    if (fromStart) { state.offset = 0; state.listing += 1; }
+    const listing = state.listing;
+    const stale = () => listing !== state.listing;  // another scope or filter was picked meanwhile
     const atRoot = !state.namespace.length && !state.nested;
-    if (fromStart) await showOverview(atRoot);
+    if (fromStart) await showOverview(atRoot, stale);
+    if (stale()) return;
     const page = await guarded(() => api("GET", "/v1/memories", { query: listQuery() }));
-    if (!page) return;
+    if (!page || stale()) return;
     const box = $("[data-testid=list]");
     if (fromStart) box.replaceChildren();
     box.append(...page.items.map(memoryRow));
@@ -207,7 +211,7 @@ const engram = (() => {
   }
 
   // The first screen (the whole tenant, no scope picked): its users, agents and orgs, and what happened lately.
-  async function showOverview(show) {
+  async function showOverview(show, stale) {
     const box = $("[data-testid=overview]");
     box.hidden = !show;
     if (!show) return;
@@ -216,6 +220,7 @@ const engram = (() => {
                                                                           exclude: "recall", ...viewQuery() } }));
     // … and the latest recalls, one line each, with what they recalled
     const recalls = await guarded(() => api("GET", "/v1/recalls", { query: { limit: 5, ...viewQuery() } }));
+    if (stale()) return;
     const groups = [["users", "users"], ["agents", "agents"], ["orgs", "orgs"]];
     const pick = (ns) => () => {
       const select = $("[data-testid=namespace]");
