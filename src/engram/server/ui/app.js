@@ -11,8 +11,7 @@ const engram = (() => {
   const SIGNALS = ["lexical", "vector", "relevance", "recency", "importance", "validity", "overlap"];
   const PAGE = 50;
   const state = { key: sessionStorage.getItem("engram.key") || "", me: null, paths: new Set(),
-                  namespace: [], namespaces: [], nested: false, offset: 0, open: null, panels: [],
-                  listing: 0 };  // counts list loads from the start: an answer to an older one is dropped
+                  namespace: [], namespaces: [], nested: false, offset: 0, open: null, panels: [] };
   const REVEAL_PATH = "/v1/memories/{record_id}/reveal";  // issue 14: an audited reveal, permission "reveal"
 
   // -- text ------------------------------------------------------------------------------
@@ -101,6 +100,18 @@ const engram = (() => {
   }
 
   class NeedKey extends Error {}
+
+  // The newest request of a kind (the list, the detail, a search) wins: an answer that comes
+  // back after the user moved on (picked another scope, closed the detail) is dropped.
+  const turns = {};
+  function newTurn(kind) {
+    turns[kind] = (turns[kind] || 0) + 1;
+    return sameTurn(kind);
+  }
+  function sameTurn(kind) {
+    const turn = turns[kind] || 0;
+    return () => turn !== (turns[kind] || 0);  // true once a newer request of the kind began
+  }
 
   async function guarded(action) {
     try {
@@ -194,9 +205,8 @@ const engram = (() => {
   }
 
   async function loadList(fromStart) {
-    if (fromStart) { state.offset = 0; state.listing += 1; }
-    const listing = state.listing;
-    const stale = () => listing !== state.listing;  // another scope or filter was picked meanwhile
+    if (fromStart) state.offset = 0;
+    const stale = fromStart ? newTurn("list") : sameTurn("list");  // "more" continues the same list
     const atRoot = !state.namespace.length && !state.nested;
     if (fromStart) await showOverview(atRoot, stale);
     if (stale()) return;
@@ -283,8 +293,9 @@ const engram = (() => {
     const query = $("[data-testid=search-input]").value.trim();
     if (!query) return;
     const body = { query, k: 20, scope: { namespace: state.namespace }, include_descendants: state.nested };
+    const stale = newTurn("search");
     const found = await guarded(() => api("POST", "/v1/search", { query: viewQuery(), body }));
-    if (!found) return;
+    if (!found || stale()) return;
     const box = $("[data-testid=hits]");
     box.replaceChildren(...found.hits.map(hitCard));
     if (!found.hits.length) box.append(el("p", { class: "empty", "data-testid": "empty", text: t("noHits") }));
@@ -307,13 +318,14 @@ const engram = (() => {
 
   // -- one memory --------------------------------------------------------------------------
   async function openMemory(id) {
+    const stale = newTurn("detail");
     const shown = viewQuery();
     const loaded = await guarded(() => Promise.all([
       api("GET", `/v1/memories/${encodeURIComponent(id)}`, { query: shown }),
       api("GET", `/v1/memories/${encodeURIComponent(id)}/history`, { query: shown }),
       api("GET", "/v1/audit", { query: { record_id: id, limit: 200, ...shown } }),
     ]));
-    if (!loaded) return;
+    if (!loaded || stale()) return;
     const [record, history, audit] = loaded;
     state.open = record;
     const detail = $("[data-testid=detail]");
@@ -323,6 +335,7 @@ const engram = (() => {
   }
 
   function closeDetail() {
+    newTurn("detail");  // a detail still loading does not open after it was closed
     $("[data-testid=detail]").hidden = true;
     document.body.classList.remove("detail-open");
     state.open = null;
