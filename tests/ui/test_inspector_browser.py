@@ -163,12 +163,17 @@ def sign_in(driver) -> None:
     wait(driver, lambda d: by_id(d, "tenant").text.startswith("tenant: acme"))
 
 
-def open_the_one_memory(driver, base: str, namespace: str, content: str) -> None:
-    """Sign in, pick a namespace that holds one memory with personal data, open it."""
+def show_scope(driver, base: str, namespace: str) -> None:
+    """On a desktop-sized window, sign in and pick a namespace."""
     driver.set_window_size(1280, 800)
     open_page(driver, base)
     sign_in(driver)
     pick_namespace(driver, namespace)
+
+
+def open_the_one_memory(driver, base: str, namespace: str, content: str) -> None:
+    """Sign in, pick a namespace that holds one memory with personal data, open it."""
+    show_scope(driver, base, namespace)
     wait(driver, lambda d: rows(d) == [content])
     by_id(driver, "memory-row", many=True)[0].click()
     wait(driver, visible("pii-note"))
@@ -177,11 +182,8 @@ def open_the_one_memory(driver, base: str, namespace: str, content: str) -> None
 def test_list_search_open_forget_history(server, browser):
     base, ids, memory = server
     driver = browser
-    driver.set_window_size(1280, 800)
-    open_page(driver, base)
-    sign_in(driver)
+    show_scope(driver, base, "users / ana")
     assert driver.title == "engram inspector"
-    pick_namespace(driver, "users / ana")
     wait(driver, lambda d: len(rows(d)) == 3)
     assert "Bob's private note" not in rows(driver)
     shot(driver, "list-desktop")
@@ -296,10 +298,7 @@ def test_a_late_answer_for_a_scope_left_meanwhile_does_not_replace_the_list(serv
     """Picking a user while the whole tenant's list is still loading: the list stays the user's."""
     base, _, _ = server
     driver = browser
-    driver.set_window_size(1280, 800)
-    open_page(driver, base)
-    sign_in(driver)
-    pick_namespace(driver, "users / bob")
+    show_scope(driver, base, "users / bob")
     wait(driver, lambda d: rows(d) == ["Bob's private note"])
     driver.execute_script(HOLD_THE_TENANT_LIST)
     pick_namespace(driver, "(whole tenant)")
