@@ -34,7 +34,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("parts", frozenset({"parts"})),
     ("facade", frozenset({"memory", "aio", "engram"})),
     ("shapes", frozenset({"shapes"})),
-    ("tools", frozenset({"eval", "benchmark"})),
+    ("tools", frozenset({"eval", "benchmark", "progress"})),
     ("surfaces", frozenset({"cli", "server", "integrations", "compat"})),
 )
 # imports up a layer that are there on purpose (importer module, imported module): each named,

@@ -9,15 +9,9 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TaskID,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
+from rich.progress import Progress, TaskID
+
+from ..progress import progress_bar
 
 console = Console()
 
@@ -54,11 +48,6 @@ class RichProgress:
 
     def note(self, message: str) -> None:
         self.progress.console.print(message)
-
-
-def _progress() -> Progress:
-    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                    TimeRemainingColumn(), console=console)
 
 
 def _clean(value: Any) -> Any:
@@ -141,7 +130,7 @@ def bench(
             config.users(size)
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
-    with _progress() as progress:
+    with progress_bar(console) as progress:
         results = run_speed(config, RichProgress(progress))
     for run in results["runs"]:
         console.print(speed_table(run))

@@ -10,19 +10,11 @@ from pathlib import Path
 from typing import IO, Annotated, Any, cast
 
 import typer
-from rich.progress import (
-    BarColumn,
-    DownloadColumn,
-    MofNCompleteColumn,
-    Progress,
-    TaskID,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
+from rich.progress import Progress, TaskID
 
 from ..errors import ConflictError, ImportConflictError, InvalidValueError
 from ..memory import Memory
+from ..progress import progress_bar
 from ..shapes import import_data, reindexed_data
 from ..text.tokenize import CJKMode, Tokenizer
 from .common import DbOption, JsonOption, errors, fail, opened, print_json, run, say
@@ -78,7 +70,7 @@ def import_command(
         fail(f"no such file: {source}" if not source.exists() else f"not a file: {source}", 2)
     name = "standard input" if from_stdin else source.name
     with (opened(db, create=True, all_or_nothing=True) as memory, _input(source) as handle,
-          _bar(bytes_=True) as bar):
+          progress_bar(errors, of_bytes=True) as bar):
         reading = bar.add_task(f"reading {name}", total=None if from_stdin else source.stat().st_size, lines=0)
         writing = bar.add_task("embedding and writing", total=None, lines=0, start=False)
         reader = CountingReader(handle, lambda lines, size: bar.update(reading, advance=size, lines=lines))
@@ -131,7 +123,7 @@ def reindex_command(
             count = 0
         else:
             errors.print(f"{total} memories to re-embed with {model}", highlight=False)
-            with _bar() as bar:
+            with progress_bar(errors) as bar:
                 task = bar.add_task(f"re-embedding with {model}", total=total)
                 count = run(lambda: memory.maintenance.reindex(batch_size=batch_size, progress=_advancer(bar, task)))
     if json_out:
@@ -155,13 +147,6 @@ def _advancer(bar: Progress, task: TaskID) -> Callable[[int, int], None]:
         last = done
 
     return progress
-
-
-def _bar(*, bytes_: bool = False) -> Progress:
-    """A bar with counts, elapsed time and an ETA (of lines and bytes for a file)."""
-    counts = [TextColumn("{task.fields[lines]} lines"), DownloadColumn()] if bytes_ else [MofNCompleteColumn()]
-    return Progress(TextColumn("{task.description}"), BarColumn(), *counts, TimeElapsedColumn(),
-                    TimeRemainingColumn(), console=errors)
 
 
 def register(app: typer.Typer) -> None:

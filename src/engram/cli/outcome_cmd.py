@@ -41,12 +41,12 @@ def outcome_command(
 ) -> None:
     """The outcome benchmark: multi-session scenarios with probes (see docs/BENCHMARKS.md)."""
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from ..eval.outcome import report
     from ..eval.outcome.play import MODES, Mode
     from ..eval.outcome.run import OutcomeConfig, run_outcome
     from ..eval.outcome.scenarios import LANGUAGES, SPLITS
+    from ..progress import progress_bar
     from .common import key_values, run
 
     console = Console()  # tables; the progress bar goes to stderr, so `--markdown > out.md` holds the tables only
@@ -58,8 +58,7 @@ def outcome_command(
                              settings=key_values(setting), data=data, out=out)
 
     config = run(build)
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=Console(stderr=True), disable=quiet) as bar:
+    with progress_bar(Console(stderr=True), disable=quiet) as bar:
         def progress(label: str, total: int):
             task = bar.add_task(label, total=total)
             return lambda n: bar.advance(task, n)
