@@ -189,7 +189,7 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=None, help="at most this many cases of each kind")
     parser.add_argument("--examples", action="store_true", help="print the misses and false retirements")
     parser.add_argument("--weights", type=Path, default=None,
-                        help="a classifier .npz from training/forget/train.py --out (default: the shipped one)")
+                        help="a classifier .npz from python -m training.forget.train --out (default: the shipped one)")
     args = parser.parse_args()
     if args.weights is not None:
         use_classifier(ForgetClassifier.load(args.weights))

@@ -1,6 +1,6 @@
 """Train the spoken-forget classifier (engram/pipeline/forget_classifier.npz).
 
-    PYTHONPATH=src python training/forget/train.py [--data training/truth/data]
+    PYTHONPATH=src python -m training.forget.train [--data training/truth/data]
         [--train writer-a] [--held-out writer-b]
 
 Positives: genuine spoken forgets (``forgets.jsonl``, and ``statements.jsonl`` lines of type
@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+
+from training.truth.dataset import read_jsonl
 
 ROOT = Path(__file__).resolve().parents[2]
 CACHE = Path("/tmp/engram-forget-vectors")
@@ -58,20 +60,7 @@ def load(data: Path, writer: str) -> list[Example]:
 
 
 def _rows(path: Path) -> list[dict]:
-    if not path.exists():
-        return []
-    rows = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        line = line.strip()
-        if not line:
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError:
-            continue  # a line a writer was still appending
-        if isinstance(row, dict) and isinstance(row.get("text"), str):
-            rows.append(row)
-    return rows
+    return [row for row in read_jsonl(path) if isinstance(row.get("text"), str)]
 
 
 def vectors(texts: list[str]) -> np.ndarray:

@@ -59,7 +59,9 @@ def subject_kind(subject: str) -> str | None:
     return "none" if subject in ("none", "") else None
 
 
-def _lines(path: Path) -> list[dict]:
+def read_jsonl(path: Path) -> list[dict]:
+    """The objects of a JSON Lines file written by a helper (none when it is absent; a line still
+    being appended is skipped)."""
     if not path.exists():
         return []
     out = []
@@ -144,11 +146,11 @@ def _all_rows(root: Path, skipped: Counter) -> list[Row]:
     out: list[Row] = []
     for writer in writers(root):
         folder = root / writer
-        for item in _lines(folder / "statements.jsonl"):
+        for item in read_jsonl(folder / "statements.jsonl"):
             out.append(_row(item, writer, "statements", skipped))
-        for item in _lines(folder / "forgets.jsonl"):
+        for item in read_jsonl(folder / "forgets.jsonl"):
             out.append(_row({**item, "type": "forget"}, writer, "forgets", skipped))
-        for item in _lines(folder / "everyday_requests.jsonl"):
+        for item in read_jsonl(folder / "everyday_requests.jsonl"):
             kind = _EVERYDAY_TYPE.get(str(item.get("kind")), "request")
             out.append(_row({**item, "type": kind, "subject": "none", "slot": "none"}, writer, "everyday", skipped))
     return [row for row in out if row is not None]
@@ -174,7 +176,7 @@ def pair_rows(found: list[Pair]) -> list[Row]:
 def pairs(root: Path = DATA) -> list[Pair]:
     out = []
     for writer in writers(root):
-        for item in _lines(root / writer / "pairs.jsonl"):
+        for item in read_jsonl(root / writer / "pairs.jsonl"):
             try:
                 out.append(Pair(str(item["old"]), str(item["new"]), str(item.get("lang", "")), str(item["subject"]),
                                 str(item["slot"]), str(item["label"]), bool(item.get("worded_apart")), writer))
