@@ -158,6 +158,8 @@ def without_forgets(text: str) -> str:
 
 
 def _asks_removal(sentence: str) -> bool:
+    if not has_forget_cue(sentence):
+        return False
     chinese = is_chinese(sentence)
     imperative = not chinese and _EN_REMOVAL_IMPERATIVE.match(sentence.strip()) is not None
     return imperative or forget_request(sentence, chinese=chinese) is not None
@@ -182,6 +184,8 @@ def _asking_gate(text: str, *, chinese: bool) -> str | None:
     """The sentence's gate, an ASK only when the classifier agrees; where the whole sentence is
     no forget by the words (a reason clause that mentions a reminder: "房贷那个别记了，我不想你老提醒我"),
     the first clause of its own that asks."""
+    if not has_forget_cue(text):
+        return None  # no removal word anywhere: no clause can ask either (every sentence of every add() comes here)
     gate = sentence_gate(text, chinese=chinese)
     if gate is not None:
         return gate if gate != ASK or _classified_forget(text) else None
